@@ -1,0 +1,30 @@
+# Two commands for a newcomer: `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SAMPLE ?= sample_graphs/tiny_transformer.json
+
+.PHONY: run test lint perf clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/xocview $(SAMPLE)
+
+lint: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check xocview tests
+
+test: lint
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+perf: $(STAMP)
+	$(BIN)/python tests/perf/xoc_io.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache build *.egg-info

@@ -1,0 +1,3 @@
+"""xocview: view, edit and profile neural-network computation graphs."""
+
+__version__ = "0.1.0"

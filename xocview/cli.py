@@ -1,0 +1,162 @@
+"""The command line: open (the GUI), info, convert, check.
+
+Errors print one line naming the file and the place and exit non-zero; ``--debug`` adds the
+traceback. The GUI is imported only inside the function that starts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from xocview import __version__
+from xocview.errors import XocviewError
+from xocview.formats import registry
+from xocview.model.summary import format_shape, summarize
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    parser = _parser()
+    try:
+        ns = parser.parse_args(_with_default_command(args))
+        return int(ns.func(ns))
+    except XocviewError as e:
+        if debug:
+            traceback.print_exc()
+        print(f"xocview: error: {e}", file=sys.stderr)
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # a bug of ours: one line, the traceback only on request
+        if debug:
+            traceback.print_exc()
+        print(
+            f"xocview: internal error: {type(e).__name__}: {e} "
+            "(run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+_COMMANDS = ("open", "info", "convert", "check")
+
+
+def _with_default_command(args: list[str]) -> list[str]:
+    """``xocview a.onnx`` means ``xocview open a.onnx``."""
+    for arg in args:
+        if arg in ("-h", "--help", "--version"):
+            return args
+        if not arg.startswith("-"):
+            return args if arg in _COMMANDS else ["open", *args]
+    return ["open", *args]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="xocview",
+        description="View, check and convert neural-network graphs "
+        "(ONNX, NNVM/MXNet/TVM JSON, LightNet JSON IR, XOC JSON).",
+        epilog="With no command, xocview opens the given files (xocview FILE ...).",
+    )
+    p.add_argument("--version", action="version", version=f"xocview {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+
+    def add(
+        name: str, func: Callable[[argparse.Namespace], int], help: str
+    ) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, parents=[common], help=help, description=help)
+        sp.set_defaults(func=func)
+        return sp
+
+    sp = add("open", _cmd_open, "open graph files (the default command)")
+    sp.add_argument("files", nargs="*", metavar="FILE")
+    sp = add("info", _cmd_info, "print a summary of a graph")
+    sp.add_argument("file", metavar="FILE")
+    sp = add("convert", _cmd_convert, "convert a graph to XOC JSON")
+    sp.add_argument("input", metavar="IN")
+    sp.add_argument("output", metavar="OUT.json")
+    sp = add("check", _cmd_check, "validate a graph; exit 1 on any error")
+    sp.add_argument("file", metavar="FILE")
+    return p
+
+
+def _cmd_open(ns: argparse.Namespace) -> int:
+    """Until the viewer lands, opening prints each file's summary (one failure spares the rest)."""
+    status = EXIT_OK
+    if not ns.files:
+        print("xocview: no file given; try `xocview FILE` or `xocview --help`", file=sys.stderr)
+        return EXIT_USAGE
+    for i, name in enumerate(ns.files):
+        if i:
+            print()
+        try:
+            _print_info(name)
+        except XocviewError as e:
+            print(f"xocview: error: {e}", file=sys.stderr)
+            status = EXIT_FINDINGS
+    return status
+
+
+def _cmd_info(ns: argparse.Namespace) -> int:
+    _print_info(ns.file)
+    return EXIT_OK
+
+
+def _print_info(name: str) -> None:
+    graph = registry.load(name)
+    s = summarize(graph)
+    kinds = ", ".join(f"{n} {k}" for k, n in s.tensor_kinds.items() if n)
+    groups = f"{s.num_groups} groups, hierarchy depth {s.hierarchy_depth}"
+    print(f"file:       {name}")
+    print(f"graph:      {s.name} (id {s.id})")
+    print(f"nodes:      {s.num_nodes} ({groups})")
+    print(f"tensors:    {s.num_tensors} ({kinds or 'none'})")
+    print(f"parameters: {s.parameters:,}")
+    for title, tensors in (("inputs", s.inputs), ("outputs", s.outputs)):
+        print(f"{title}:")
+        for t in tensors:
+            print(f"  {t.id:<24} {t.dtype:<8} {format_shape(t.shape)}")
+        if not tensors:
+            print("  (none)")
+    print(f"operators:  (over {sum(c for _, c in s.op_histogram)} leaf nodes)")
+    for op, count in s.op_histogram:
+        print(f"  {op:<24} {count}")
+    if s.metadata_keys:
+        print(f"metadata:   {', '.join(s.metadata_keys)}")
+
+
+def _cmd_convert(ns: argparse.Namespace) -> int:
+    graph = registry.load(ns.input)
+    out = Path(ns.output)
+    if out.suffix.lower() != ".json":
+        print(f"xocview: error: {out}: the output must be a .json file (XOC JSON)", file=sys.stderr)
+        return EXIT_USAGE
+    registry.save(graph, out)
+    print(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
+    return EXIT_OK
+
+
+def _cmd_check(ns: argparse.Namespace) -> int:
+    _, findings = registry.check(ns.file)
+    errors = sum(f.severity == "error" for f in findings)
+    for f in findings:
+        print(f"{ns.file}: {f}")
+    warnings = len(findings) - errors
+    print(
+        f"{ns.file}: {errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+    )
+    return EXIT_FINDINGS if errors else EXIT_OK

@@ -1,0 +1,73 @@
+"""The one table of formats, and load/save that pick a format by a file's content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from xocview.errors import FormatError, UnknownFormatError
+from xocview.formats import xoc_json
+from xocview.formats.source import Source
+from xocview.model import Finding, Graph, validate
+
+__all__ = ["FORMATS", "check", "detect", "load", "save"]
+
+# Each module exposes NAME, EXTENSIONS, sniff(source) -> None | reason, load(source) -> Graph,
+# and save(graph, path) where the format can be written. Adding a format adds one row.
+FORMATS: tuple[ModuleType, ...] = (xoc_json,)
+
+
+def detect(source: Source) -> ModuleType:
+    """The format whose sniffer accepts the file.
+
+    Formats claiming the file's extension are asked first, then the rest, since three formats
+    share ``.json`` and files are often misnamed. Raises UnknownFormatError listing every
+    format tried and why it refused.
+    """
+    suffix = source.path.suffix.lower()
+    ordered = sorted(FORMATS, key=lambda f: suffix not in f.EXTENSIONS)
+    reasons: dict[str, str] = {}
+    for fmt in ordered:
+        try:
+            why = fmt.sniff(source)
+        except FormatError as e:
+            if source.looks_like_json() and "invalid JSON" in e.problem:
+                raise  # a broken JSON file: the parse error is the useful message
+            why = e.problem
+        if why is None:
+            return fmt
+        reasons[fmt.NAME] = why
+    raise UnknownFormatError(source.name, reasons)
+
+
+def load(path: str | Path) -> Graph:
+    """The graph in ``path``, whatever its format; FormatError says what is wrong and where."""
+    source = Source(path)
+    return detect(source).load(source)
+
+
+def check(path: str | Path) -> tuple[Graph, list[Finding]]:
+    """Every finding for a file: its format-level faults and the model's validation."""
+    source = Source(path)
+    fmt = detect(source)
+    reader = getattr(fmt, "read_findings", None)
+    if reader is not None:
+        graph, found = reader(source)
+    else:
+        graph, found = fmt.load(source), []
+    return graph, found + validate(graph)
+
+
+def save(graph: Graph, path: str | Path) -> None:
+    """Write ``graph`` in the format its extension names; only XOC JSON is written today."""
+    path = Path(path)
+    for fmt in FORMATS:
+        if path.suffix.lower() in fmt.EXTENSIONS and hasattr(fmt, "save"):
+            fmt.save(graph, path)
+            return
+    raise FormatError(
+        str(path),
+        "",
+        f"cannot save as '{path.suffix or 'no extension'}'",
+        "a .json path (graphs are saved as XOC JSON)",
+    )

@@ -1,0 +1,140 @@
+"""The canonical text of an XOC JSON graph: deterministic, 2-space indent, short things inline.
+
+A value goes on one line when that line fits in 100 columns, otherwise its members go one per
+line (the layout of the spec's example and of the files the other XOC tool writes). Keys come
+in the spec's order; metadata keeps its own order; empty node and tensor metadata is left out,
+the root's is written as ``{}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from xocview.model import Graph, Node, Tensor
+
+__all__ = ["WIDTH", "dumps"]
+
+WIDTH = 100
+_enc = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def dumps(graph: Graph) -> str:
+    """The whole file's text, ending in a newline."""
+    out: list[str] = ["{"]
+    add = out.append
+    add(f'  "id": {_enc(graph.id)},')
+    add(f'  "name": {_enc(graph.name)},')
+    _members(out, '"tensors": ', graph.tensors, 2, ",", _tensor)
+    _members(out, '"nodes": ', graph.nodes, 2, ",", _node)
+    _value(out, '"inputs": ', list(graph.inputs), 2, ",")
+    _value(out, '"outputs": ', list(graph.outputs), 2, ",")
+    _value(out, '"metadata": ', graph.metadata, 2, "")
+    add("}")
+    add("")
+    return "\n".join(out)
+
+
+def _members(
+    out: list[str], prefix: str, items: list[Any], indent: int, suffix: str, write: Any
+) -> None:
+    pad = " " * indent
+    if not items:
+        out.append(f"{pad}{prefix}[]{suffix}")
+        return
+    out.append(f"{pad}{prefix}[")
+    last = len(items) - 1
+    for i, item in enumerate(items):
+        write(out, item, indent + 2, "," if i < last else "")
+    out.append(f"{pad}]{suffix}")
+
+
+def _tensor(out: list[str], t: Tensor, indent: int, suffix: str) -> None:
+    head = (
+        f'{{ "id": {_enc(t.id)}, "name": {_enc(t.kind)}, '
+        f'"shape": [{", ".join(map(str, t.shape))}], "dtype": {_enc(t.dtype)}'
+    )
+    if not t.metadata:
+        line = f"{' ' * indent}{head} }}{suffix}"
+        if len(line) <= WIDTH:
+            out.append(line)
+            return
+    fields: dict[str, Any] = {"id": t.id, "name": t.kind, "shape": list(t.shape), "dtype": t.dtype}
+    if t.metadata:
+        fields["metadata"] = t.metadata
+    _value(out, "", fields, indent, suffix)
+
+
+def _node(out: list[str], nd: Node, indent: int, suffix: str) -> None:
+    fields: dict[str, Any] = {
+        "id": nd.id,
+        "name": nd.op_type,
+        "inputs": list(nd.inputs),
+        "outputs": list(nd.outputs),
+        "attributes": nd.attributes,
+    }
+    if nd.metadata:
+        fields["metadata"] = nd.metadata
+    _value(out, "", fields, indent, suffix)
+
+
+def _value(out: list[str], prefix: str, value: Any, indent: int, suffix: str) -> None:
+    """Append ``value`` (after ``prefix``, e.g. a key) inline if it fits, else expanded."""
+    pad = " " * indent
+    budget = WIDTH - indent - len(prefix) - len(suffix)
+    text = _inline(value, budget)
+    if text is not None:
+        out.append(f"{pad}{prefix}{text}{suffix}")
+        return
+    if isinstance(value, dict):
+        out.append(f"{pad}{prefix}{{")
+        last = len(value) - 1
+        for i, (k, v) in enumerate(value.items()):
+            _value(out, f"{_enc(str(k))}: ", v, indent + 2, "," if i < last else "")
+        out.append(f"{pad}}}{suffix}")
+    else:
+        out.append(f"{pad}{prefix}[")
+        last = len(value) - 1
+        for i, v in enumerate(value):
+            _value(out, "", v, indent + 2, "," if i < last else "")
+        out.append(f"{pad}]{suffix}")
+
+
+def _inline(value: Any, budget: int) -> str | None:
+    """One-line text of ``value`` if it fits in ``budget`` characters (scalars always fit)."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        parts: list[str] = []
+        used = 4
+        for k, v in value.items():
+            key = _enc(str(k))
+            inner = _inline(v, budget - used - len(key) - 2)
+            if inner is None:
+                return None
+            parts.append(f"{key}: {inner}")
+            used += len(key) + 2 + len(inner) + 2
+            if used - 2 > budget:
+                return None
+        return "{ " + ", ".join(parts) + " }"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        parts = []
+        used = 2
+        for v in value:
+            inner = _inline(v, budget - used)
+            if inner is None:
+                return None
+            parts.append(inner)
+            used += len(inner) + 2
+            if used - 2 > budget:
+                return None
+        return "[" + ", ".join(parts) + "]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalars from loaders
+    return _enc(value)

@@ -1,0 +1,73 @@
+"""Dotted keys: ``{"perf.time.cpu": 1}`` <-> ``{"perf": {"time": {"cpu": 1}}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["DottedKeyConflict", "expand_dotted", "flatten_dotted", "has_dotted_keys"]
+
+
+class DottedKeyConflict(ValueError):
+    """Two keys claim one place (``"a": 1`` and ``"a.b": 2``); ``key`` is the dotted one."""
+
+    def __init__(self, key: str, path: str) -> None:
+        self.key = key
+        self.path = path
+        super().__init__(f"key '{key}' conflicts with the value already at '{path}'")
+
+
+def has_dotted_keys(mapping: dict[str, Any]) -> bool:
+    """True when any key at any depth contains a dot (the cheap test before expanding)."""
+    for key, value in mapping.items():
+        if "." in key:
+            return True
+        if isinstance(value, dict) and value and has_dotted_keys(value):
+            return True
+    return False
+
+
+def expand_dotted(mapping: dict[str, Any]) -> dict[str, Any]:
+    """A new nested dict with every dotted key split into levels; input order is kept.
+
+    Raises DottedKeyConflict when a dotted key would overwrite a non-dict value or two keys
+    name the same leaf.
+    """
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            value = expand_dotted(value)
+        parts = key.split(".") if "." in key else [key]
+        if any(not p for p in parts):
+            parts = [key]  # "a..b", ".a" are not paths; keep such keys whole
+        _put(out, parts, value, key)
+    return out
+
+
+def _put(out: dict[str, Any], parts: list[str], value: Any, key: str) -> None:
+    node = out
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise DottedKeyConflict(key, ".".join(parts[: depth + 1]))
+        node = child
+    last = parts[-1]
+    if last in node:
+        existing = node[last]
+        if isinstance(existing, dict) and isinstance(value, dict):
+            for k, v in value.items():
+                _put(existing, [k], v, key)
+            return
+        raise DottedKeyConflict(key, ".".join(parts))
+    node[last] = value
+
+
+def flatten_dotted(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Leaves of a nested dict under dotted keys; an empty dict stays as a leaf."""
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict) and value:
+            out.update(flatten_dotted(value, path))
+        else:
+            out[path] = value
+    return out

@@ -1,0 +1,216 @@
+"""Groups and the visible graph: which boxes show for a given set of expanded groups.
+
+A node whose metadata has ``children_ids`` is a group and its children name it in
+``parent_id``. Files in the wild do not always keep both sides in step, so a node's parent is
+its ``parent_id`` when that names another node, else the first group listing it in
+``children_ids``; ``validate`` reports every mismatch. Nodes caught in a hierarchy cycle are
+treated as top-level here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from xocview.model.graph import Graph
+
+__all__ = ["Hierarchy", "VisibleGraph", "visible_graph"]
+
+_I = np.int64
+
+
+class Hierarchy:
+    """Parent, children and depth of every node (arrays indexed by node position)."""
+
+    def __init__(self, graph: Graph) -> None:
+        n = len(graph.nodes)
+        index = graph.index
+        parent = np.full(n, -1, dtype=_I)
+        claimed = np.zeros(n, dtype=bool)
+        for g, node in enumerate(graph.nodes):
+            kids = node.metadata.get("children_ids")
+            if not isinstance(kids, list):
+                continue
+            for kid in kids:
+                if isinstance(kid, str) and index.has_node(kid):
+                    k = index.node_position(kid)
+                    if k != g and not claimed[k]:
+                        parent[k], claimed[k] = g, True
+        for i, node in enumerate(graph.nodes):
+            pid = node.metadata.get("parent_id")
+            if isinstance(pid, str) and index.has_node(pid):
+                p = index.node_position(pid)
+                if p != i:
+                    parent[i] = p
+        self.parent = parent
+        self.depth, self.in_cycle = _depths(parent)
+        self.parent[self.in_cycle] = -1
+        self.child_count = np.bincount(parent[parent >= 0], minlength=n).astype(_I)
+        self.is_group = self.child_count > 0
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.depth.max()) if len(self.depth) else 0
+
+    def children(self, group: int) -> np.ndarray:
+        return np.flatnonzero(self.parent == group)
+
+    def ancestors(self, node: int) -> list[int]:
+        out, p = [], int(self.parent[node])
+        while p >= 0:
+            out.append(p)
+            p = int(self.parent[p])
+        return out
+
+
+def _depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Depth of every node by levels from the roots; unreached nodes sit on a cycle."""
+    n = len(parent)
+    depth = np.full(n, -1, dtype=_I)
+    frontier = np.flatnonzero(parent < 0)
+    depth[frontier] = 0
+    level = 0
+    has_parent = parent >= 0
+    while frontier.size:
+        level += 1
+        reached = np.zeros(n, dtype=bool)
+        reached[frontier] = True
+        nxt = np.flatnonzero(has_parent & (depth < 0) & reached[np.maximum(parent, 0)])
+        depth[nxt] = level
+        frontier = nxt
+    in_cycle = depth < 0
+    depth[in_cycle] = 0
+    return depth, in_cycle
+
+
+@dataclass(frozen=True)
+class VisibleGraph:
+    """What to draw: items (visible nodes, then tensor nodes) and the edges between them.
+
+    ``item_of_node[i]`` is the item standing for node i (itself, or the collapsed group that
+    hides it; -1 for an expanded group, which is drawn as a frame). ``frame_of_item[k]`` is the
+    innermost expanded group around item k (a node position, -1 at top level).
+    """
+
+    node_items: np.ndarray
+    tensor_items: np.ndarray
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    edge_tensor: np.ndarray
+    item_of_node: np.ndarray
+    frame_of_item: np.ndarray
+    frames: np.ndarray
+
+    @property
+    def num_items(self) -> int:
+        return len(self.node_items) + len(self.tensor_items)
+
+
+def visible_graph(
+    graph: Graph,
+    expanded: Collection[str] = (),
+    *,
+    tensor_kinds: Collection[str] = ("input", "output", "weight"),
+) -> VisibleGraph:
+    """The graph as drawn with the groups named in ``expanded`` open and all others closed.
+
+    Each visible node is a leaf or a collapsed group whose ancestors are all expanded; each edge
+    is a tensor whose producer and consumer map to different items. Tensors of ``tensor_kinds``
+    get items of their own (inputs, outputs, and weights unless folded into their consumers).
+    """
+    h = Hierarchy(graph)
+    index = graph.index
+    n = len(graph.nodes)
+    is_exp = np.zeros(n, dtype=bool)
+    for gid in expanded:
+        if index.has_node(gid):
+            is_exp[index.node_position(gid)] = True
+    is_exp &= h.is_group
+
+    rep, hidden, frame = _representatives(h, is_exp)
+    visible = ~hidden & ~(h.is_group & is_exp)
+    node_items = np.flatnonzero(visible)
+    item_of_node = np.full(n, -1, dtype=_I)
+    item_of_node[node_items] = np.arange(len(node_items), dtype=_I)
+    item_of_node = np.where(rep >= 0, item_of_node[np.maximum(rep, 0)], -1)
+    item_of_node[h.is_group & is_exp & ~hidden] = -1
+
+    leaf = ~h.is_group
+    es, ed, et = index.edge_src, index.edge_dst, index.edge_tensor
+    keep = leaf[es] & leaf[ed]
+    srcs, dsts, tens = [item_of_node[es[keep]]], [item_of_node[ed[keep]]], [et[keep]]
+
+    kinds = set(tensor_kinds)
+    tensor_items = np.asarray(
+        [t for t, ten in enumerate(graph.tensors) if ten.kind in kinds], dtype=_I
+    )
+    base = len(node_items)
+    item_of_tensor = np.full(len(graph.tensors), -1, dtype=_I)
+    item_of_tensor[tensor_items] = base + np.arange(len(tensor_items), dtype=_I)
+    producer = index.producer
+    # A tensor item with no producer feeds its consumers; one with a producer hangs off it
+    # (its consumers keep their direct edge from the producer).
+    cons_t = np.repeat(np.arange(len(graph.tensors), dtype=_I), np.diff(index.consumer_ptr))
+    cons_n = index.consumers
+    sel = (item_of_tensor[cons_t] >= 0) & (producer[cons_t] < 0) & leaf[cons_n]
+    srcs.append(item_of_tensor[cons_t[sel]])
+    dsts.append(item_of_node[cons_n[sel]])
+    tens.append(cons_t[sel])
+    p = producer[tensor_items]
+    sel = p >= 0
+    sel[sel] = leaf[p[sel]]
+    srcs.append(item_of_node[p[sel]])
+    dsts.append(item_of_tensor[tensor_items[sel]])
+    tens.append(tensor_items[sel])
+
+    src, dst, ten = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(tens)
+    ok = (src != dst) & (src >= 0) & (dst >= 0)
+    triples = np.unique(np.stack([src[ok], dst[ok], ten[ok]]), axis=1)
+
+    frame_of_item = np.concatenate([frame[node_items], _tensor_frames(graph, tensor_items, frame)])
+    return VisibleGraph(
+        node_items=node_items,
+        tensor_items=tensor_items,
+        edge_src=triples[0],
+        edge_dst=triples[1],
+        edge_tensor=triples[2],
+        item_of_node=item_of_node,
+        frame_of_item=frame_of_item,
+        frames=np.flatnonzero(h.is_group & is_exp & ~hidden),
+    )
+
+
+def _representatives(h: Hierarchy, is_exp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node: the visible node standing for it, whether it is hidden, its innermost frame."""
+    n = len(h.parent)
+    rep = np.arange(n, dtype=_I)
+    hidden = np.zeros(n, dtype=bool)
+    frame = np.full(n, -1, dtype=_I)
+    for level in range(1, h.max_depth + 1):
+        at = np.flatnonzero(h.depth == level)
+        p = h.parent[at]
+        p_hidden = hidden[p]
+        p_open = is_exp[p]
+        hidden[at] = p_hidden | ~p_open
+        rep[at] = np.where(p_hidden, rep[p], np.where(p_open, at, p))
+        frame[at] = np.where(p_open & ~p_hidden, p, frame[p])
+    return rep, hidden, frame
+
+
+def _tensor_frames(graph: Graph, tensor_items: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """A weight sits in the frame of its first consumer; inputs and outputs at top level."""
+    index = graph.index
+    is_weight = np.fromiter(
+        (graph.tensors[t].kind == "weight" for t in tensor_items.tolist()),
+        dtype=bool,
+        count=len(tensor_items),
+    )
+    start = index.consumer_ptr[tensor_items]
+    has = is_weight & (index.consumer_ptr[tensor_items + 1] > start)
+    out = np.full(len(tensor_items), -1, dtype=_I)
+    out[has] = frame[index.consumers[start[has]]]
+    return out

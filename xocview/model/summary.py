@@ -1,0 +1,63 @@
+"""Facts about a graph for a one-screen summary: counts, op histogram, boundary tensors."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from xocview.model.graph import TENSOR_KINDS, Graph, Tensor
+from xocview.model.hierarchy import Hierarchy
+
+__all__ = ["GraphSummary", "format_shape", "summarize"]
+
+
+@dataclass(frozen=True)
+class GraphSummary:
+    id: str
+    name: str
+    num_nodes: int
+    num_groups: int
+    hierarchy_depth: int
+    num_tensors: int
+    tensor_kinds: dict[str, int]
+    op_histogram: list[tuple[str, int]]
+    inputs: list[Tensor]
+    outputs: list[Tensor]
+    parameters: int
+    metadata_keys: list[str]
+
+
+def format_shape(shape: list[int]) -> str:
+    """``1x3x224x224``; unknown dimensions as ``?`` and a scalar as ``scalar``."""
+    if not shape:
+        return "scalar"
+    return "x".join("?" if d < 0 else str(d) for d in shape)
+
+
+def summarize(graph: Graph) -> GraphSummary:
+    """Counts over the leaves (groups are listed apart); parameters of weights of known shape."""
+    h = Hierarchy(graph)
+    leaves = [nd for nd, g in zip(graph.nodes, h.is_group.tolist(), strict=True) if not g]
+    kinds = Counter(t.kind for t in graph.tensors)
+    params = 0
+    for t in graph.tensors:
+        if t.kind == "weight" and all(d >= 0 for d in t.shape):
+            size = 1
+            for d in t.shape:
+                size *= d
+            params += size
+    n_tensors = len(graph.tensors)
+    return GraphSummary(
+        id=graph.id,
+        name=graph.name,
+        num_nodes=len(graph.nodes),
+        num_groups=int(h.is_group.sum()),
+        hierarchy_depth=h.max_depth,
+        num_tensors=n_tensors,
+        tensor_kinds={k: kinds.get(k, 0) for k in TENSOR_KINDS},
+        op_histogram=Counter(nd.op_type for nd in leaves).most_common(),
+        inputs=[graph.tensors[i] for i in graph.inputs if 0 <= i < n_tensors],
+        outputs=[graph.tensors[i] for i in graph.outputs if 0 <= i < n_tensors],
+        parameters=params,
+        metadata_keys=list(graph.metadata),
+    )
