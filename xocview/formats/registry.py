@@ -7,6 +7,7 @@ from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import xoc_json
+from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, validate
 
@@ -43,7 +44,8 @@ def detect(source: Source) -> ModuleType:
 def load(path: str | Path) -> Graph:
     """The graph in ``path``, whatever its format; FormatError says what is wrong and where."""
     source = Source(path)
-    return detect(source).load(source)
+    with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
+        return detect(source).load(source)
 
 
 def check(path: str | Path) -> tuple[Graph, list[Finding]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from xocview.errors import FormatError
 from xocview.formats.atomic import write_text_atomic
+from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.formats.xoc_writer import dumps
 from xocview.model import Finding, Graph, Node, Tensor
@@ -47,7 +48,8 @@ def sniff(source: Source) -> str | None:
 
 def load(source: Source) -> Graph:
     """The graph in an XOC JSON file; FormatError names the first fault and its place."""
-    return _Reader(source.name, None).graph(source.json)
+    with gc_paused():
+        return _Reader(source.name, None).graph(source.json)
 
 
 def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
@@ -57,13 +59,21 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     dropped, so that the model-level validation can still run on the rest.
     """
     found: list[Finding] = []
-    graph = _Reader(source.name, found).graph(source.json)
+    with gc_paused():
+        graph = _Reader(source.name, found).graph(source.json)
     return graph, found
 
 
 def save(graph: Graph, path: str | Path) -> None:
-    """Write ``graph`` as canonical XOC JSON, atomically (a failed save keeps the old file)."""
-    write_text_atomic(Path(path), dumps(graph))
+    """Write ``graph`` as canonical XOC JSON, atomically (a failed save keeps the old file).
+
+    Raises FormatError when the folder cannot be written or a metadata value has no JSON form.
+    """
+    try:
+        text = dumps(graph)
+    except (TypeError, ValueError) as e:
+        raise FormatError(str(path), "", f"cannot save: {e}", "JSON values in metadata") from e
+    write_text_atomic(Path(path), text)
 
 
 def _unwrap(doc: Any) -> tuple[Any, str]:

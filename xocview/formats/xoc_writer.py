@@ -23,8 +23,8 @@ def dumps(graph: Graph) -> str:
     """The whole file's text, ending in a newline."""
     out: list[str] = ["{"]
     add = out.append
-    add(f'  "id": {_enc(graph.id)},')
-    add(f'  "name": {_enc(graph.name)},')
+    add(f'  "id": {_str(graph.id)},')
+    add(f'  "name": {_str(graph.name)},')
     _members(out, '"tensors": ', graph.tensors, 2, ",", _tensor)
     _members(out, '"nodes": ', graph.nodes, 2, ",", _node)
     _value(out, '"inputs": ', list(graph.inputs), 2, ",")
@@ -51,8 +51,8 @@ def _members(
 
 def _tensor(out: list[str], t: Tensor, indent: int, suffix: str) -> None:
     head = (
-        f'{{ "id": {_enc(t.id)}, "name": {_enc(t.kind)}, '
-        f'"shape": [{", ".join(map(str, t.shape))}], "dtype": {_enc(t.dtype)}'
+        f'{{ "id": {_str(t.id)}, "name": {_str(t.kind)}, '
+        f'"shape": [{", ".join(map(str, t.shape))}], "dtype": {_str(t.dtype)}'
     )
     if not t.metadata:
         line = f"{' ' * indent}{head} }}{suffix}"
@@ -90,7 +90,7 @@ def _value(out: list[str], prefix: str, value: Any, indent: int, suffix: str) ->
         out.append(f"{pad}{prefix}{{")
         last = len(value) - 1
         for i, (k, v) in enumerate(value.items()):
-            _value(out, f"{_enc(str(k))}: ", v, indent + 2, "," if i < last else "")
+            _value(out, f"{_str(str(k))}: ", v, indent + 2, "," if i < last else "")
         out.append(f"{pad}}}{suffix}")
     else:
         out.append(f"{pad}{prefix}[")
@@ -102,39 +102,66 @@ def _value(out: list[str], prefix: str, value: Any, indent: int, suffix: str) ->
 
 def _inline(value: Any, budget: int) -> str | None:
     """One-line text of ``value`` if it fits in ``budget`` characters (scalars always fit)."""
+    enc = _SCALARS.get(type(value))
+    if enc is not None:
+        return enc(value)
     if isinstance(value, dict):
         if not value:
             return "{}"
         parts: list[str] = []
-        used = 4
+        used = 2
         for k, v in value.items():
-            key = _enc(str(k))
-            inner = _inline(v, budget - used - len(key) - 2)
+            key = _str(k) if type(k) is str else _str(str(k))
+            inner = _inline(v, budget - used - len(key) - 4)
             if inner is None:
                 return None
             parts.append(f"{key}: {inner}")
-            used += len(key) + 2 + len(inner) + 2
-            if used - 2 > budget:
+            used += len(key) + len(inner) + 4
+            if used > budget:
                 return None
         return "{ " + ", ".join(parts) + " }"
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
+        if all(type(v) is int for v in value):
+            text = "[" + ", ".join(map(str, value)) + "]"
+            return text if len(text) <= budget else None
         parts = []
-        used = 2
+        used = 0
         for v in value:
-            inner = _inline(v, budget - used)
+            inner = _inline(v, budget - used - 2)
             if inner is None:
                 return None
             parts.append(inner)
             used += len(inner) + 2
-            if used - 2 > budget:
+            if used > budget:
                 return None
         return "[" + ", ".join(parts) + "]"
-    return _scalar(value)
+    return _other(value)
 
 
-def _scalar(value: Any) -> str:
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()  # numpy scalars from loaders
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (_INF, -_INF):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _other(value: Any) -> str:
+    """numpy scalars and arrays that a loader left in metadata, else json's own rules."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        converted = value.tolist()
+        return _inline(converted, 1 << 30) or _enc(converted)
     return _enc(value)
+
+
+_INF = float("inf")
+_str = json.encoder.encode_basestring  # ensure_ascii=False, as _enc
+_SCALARS: dict[type, Any] = {
+    str: _str,
+    int: int.__repr__,
+    float: _float,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+}
