@@ -87,7 +87,7 @@ def test_save_writes_xoc_json_and_refuses_other_extensions(tmp_path: Path) -> No
     g = load(path)
     save(g, tmp_path / "out.json")
     assert load(tmp_path / "out.json") == g
-    with pytest.raises(FormatError, match="a .json path"):
+    with pytest.raises(FormatError, match=r"a \.json path"):
         save(g, tmp_path / "out.onnx")
     assert not (tmp_path / "out.onnx").exists()
 
