@@ -37,7 +37,10 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
     path.write_text('{"theme": "dark"}', encoding="utf-8")
     with pytest.raises(UnknownFormatError) as info:
         load(path)
-    assert info.value.reasons == {"XOC JSON": "no 'tensors' list at the root"}
+    assert info.value.reasons == {
+        "XOC JSON": "no 'tensors' list at the root",
+        "ONNX": "a JSON file, not an ONNX protobuf",
+    }
     assert str(info.value).startswith(f"{path}: not a graph file any format accepts")
 
 
@@ -52,11 +55,20 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
 def test_non_graph_files_are_refused_with_reasons(
     tmp_path: Path, content: bytes, expected: str
 ) -> None:
-    path = tmp_path / "model.onnx"
+    path = tmp_path / "data.bin"
     path.write_bytes(content)
     with pytest.raises(UnknownFormatError) as info:
         load(path)
     assert info.value.reasons["XOC JSON"] == expected
+    assert "ONNX" in info.value.reasons
+
+
+def test_a_damaged_onnx_file_gets_the_onnx_error_not_a_listing(tmp_path: Path) -> None:
+    path = tmp_path / "model.onnx"
+    path.write_bytes(b"\x08\x07\x12\x04\x00\xff binary")
+    with pytest.raises(FormatError, match="not a valid ONNX model") as info:
+        load(path)
+    assert not isinstance(info.value, UnknownFormatError)
 
 
 def test_broken_json_reports_the_parse_error_not_a_format_listing(tmp_path: Path) -> None:

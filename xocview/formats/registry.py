@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import xoc_json
+from xocview.formats import onnx_proto, xoc_json
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, validate
+from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
 
 __all__ = ["FORMATS", "check", "detect", "load", "save"]
 
 # Each module exposes NAME, EXTENSIONS, sniff(source) -> None | reason, load(source) -> Graph,
 # and save(graph, path) where the format can be written. Adding a format adds one row.
-FORMATS: tuple[ModuleType, ...] = (xoc_json,)
+FORMATS: tuple[ModuleType, ...] = (xoc_json, onnx_proto)
 
 
 def detect(source: Source) -> ModuleType:
@@ -45,7 +47,23 @@ def load(path: str | Path) -> Graph:
     """The graph in ``path``, whatever its format; FormatError says what is wrong and where."""
     source = Source(path)
     with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
-        return detect(source).load(source)
+        graph = detect(source).load(source)
+        _expand_metadata(graph)
+    return graph
+
+
+def _expand_metadata(graph: Graph) -> None:
+    """Give every loader's metadata the form XOC JSON reads back: dotted keys expanded.
+
+    Source formats have keys such as ONNX metadata_props "onnx.quant" or custom attribute
+    names with dots; expanding them here makes a converted file load back equal. A key that
+    conflicts with another ("a" and "a.b") is left as it is.
+    """
+    holders = [graph, *graph.tensors, *graph.nodes]
+    for item in holders:
+        if item.metadata and has_dotted_keys(item.metadata):
+            with contextlib.suppress(DottedKeyConflict):
+                item.metadata = expand_dotted(item.metadata)
 
 
 def check(path: str | Path) -> tuple[Graph, list[Finding]]:

@@ -30,7 +30,7 @@ class Source:
         self._json_error: FormatError | None = None
 
     @property
-    def bytes(self) -> bytes:
+    def data(self) -> bytes:
         if self._bytes is None:
             try:
                 self._bytes = self.path.read_bytes()
@@ -44,7 +44,7 @@ class Source:
 
     @property
     def head(self) -> bytes:
-        return self.bytes[: self.HEAD_SIZE]
+        return self.data[: self.HEAD_SIZE]
 
     def looks_like_json(self) -> bool:
         """True when the first non-blank byte opens a JSON object or array."""
@@ -56,7 +56,7 @@ class Source:
         """The parsed JSON value; FormatError with line and column when it is not JSON."""
         if self._json is _MISSING and self._json_error is None:
             try:
-                text = self.bytes.decode("utf-8-sig")
+                text = self.data.decode("utf-8-sig")
             except UnicodeDecodeError as e:
                 self._json_error = FormatError(
                     self.name, f"byte {e.start}", "not UTF-8 text", "a UTF-8 JSON file"

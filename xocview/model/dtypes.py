@@ -21,6 +21,7 @@ class DType(NamedTuple):
 DTYPES: dict[str, DType] = {
     d.name: d
     for d in (
+        DType("undefined", 0, None, None),  # ONNX UNDEFINED: a value whose type nobody knows
         DType("float32", 1, 32, "float32"),
         DType("uint8", 2, 8, "uint8"),
         DType("int8", 3, 8, "int8"),
@@ -73,5 +74,5 @@ def canonical_dtype(name: str) -> str | None:
 
 
 def dtype_by_onnx_code(code: int) -> DType | None:
-    """The dtype of an ONNX ``TensorProto.DataType`` number, or None for UNDEFINED/unknown."""
+    """The dtype of an ONNX ``TensorProto.DataType`` number, or None for an unknown number."""
     return _BY_CODE.get(code)

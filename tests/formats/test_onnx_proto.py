@@ -1,0 +1,204 @@
+"""xocview/formats/onnx_proto.py (with onnx_types, onnx_attrs, onnx_weights)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.formats import onnx_models as m
+from xocview.errors import FormatError
+from xocview.formats import load, save
+from xocview.model import Hierarchy, validate
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_MODELS = sorted(LIGHT.glob("*.onnx"))
+
+
+def test_kinds_shapes_dtypes_and_symbols(tmp_path: Path) -> None:
+    g = load(m.save(m.mlp(), tmp_path / "mlp.onnx"))
+    kinds = {t.id: t.kind for t in g.tensors}
+    assert kinds == {
+        "W": "weight",
+        "b": "weight",
+        "x": "input",
+        "h": "activation",
+        "h2": "activation",
+        "y": "activation",
+        "z": "activation",
+        "z2": "output",
+    }
+    x = g.tensor("x")
+    assert (x.shape, x.dtype, x.metadata) == ([-1, 4], "float32", {"shape_symbols": ["N", None]})
+    assert g.tensor("W").shape == [4, 3]
+    # "h2" has no value_info: shape inference fills it.
+    assert g.tensor("h2").shape == [-1, 3]
+    assert [g.tensors[i].id for i in g.inputs] == ["x"]
+    assert [g.tensors[i].id for i in g.outputs] == ["z2"]
+
+
+def test_metadata_keeps_what_onnx_says(tmp_path: Path) -> None:
+    g = load(m.save(m.mlp(), tmp_path / "mlp.onnx"))
+    assert g.metadata["producer_name"] == "tests"
+    assert g.metadata["producer_version"] == "1.0"
+    assert g.metadata["opset_import"] == [{"domain": "ai.onnx", "version": 17}]
+    assert g.metadata["metadata_props"] == {"author": "xocview", "quant": {"scheme": "none"}}
+    assert g.metadata["graph_doc_string"] == "a tiny mlp"
+    add = g.node("/encoder/fc/Add")
+    assert add.metadata["doc_string"] == "bias"
+    assert add.metadata["name"] == "/encoder/fc/Add"
+
+
+def test_weights_load_lazily_and_have_values(tmp_path: Path) -> None:
+    g = load(m.save(m.mlp(), tmp_path / "mlp.onnx"))
+    w = g.tensor("W")
+    assert w.has_data and not isinstance(w._data, np.ndarray)
+    np.testing.assert_array_equal(w.data, np.arange(12, dtype=np.float32).reshape(4, 3))
+
+
+def test_scoped_names_give_derived_groups(tmp_path: Path) -> None:
+    g = load(m.save(m.mlp(), tmp_path / "mlp.onnx"))
+    groups = {nd.id: nd.metadata for nd in g.nodes if "children_ids" in nd.metadata}
+    assert set(groups) == {"/encoder", "/encoder/fc", "/head"}
+    assert groups["/encoder/fc"]["derived"] == "scope"
+    assert groups["/encoder/fc"]["parent_id"] == "/encoder"
+    assert groups["/encoder"]["children_ids"] == ["/encoder/act/Relu", "/encoder/fc"]
+    # "/encoder/act" holds one node only: no box for it, the node sits in "/encoder".
+    assert g.node("/encoder/act/Relu").metadata["parent_id"] == "/encoder"
+    assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def test_function_calls_become_groups_of_their_body(tmp_path: Path) -> None:
+    g = load(m.save(m.with_function(), tmp_path / "fn.onnx"))
+    h = Hierarchy(g)
+    call = g.node("swish1")
+    assert call.op_type == "Swish" and call.inputs == [] and call.outputs == []
+    assert call.metadata["function"] == {"domain": "custom", "name": "Swish"}
+    assert call.metadata["children_ids"] == ["swish1/Sigmoid_0", "swish1/Mul_1"]
+    mul = g.node("swish1/Mul_1")
+    assert [g.tensors[i].id for i in mul.inputs] == ["x", "swish1/S"]
+    assert [g.tensors[i].id for i in mul.outputs] == ["a"]
+    assert int(h.is_group.sum()) == 2
+    assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def test_if_becomes_a_group_of_both_branches(tmp_path: Path) -> None:
+    g = load(m.save(m.with_if(), tmp_path / "if.onnx"))
+    node = g.node("branch")
+    assert sorted(node.metadata["children_ids"]) == ["e_sub", "t_add"]
+    assert node.attributes["then_branch"] == {"graph": "then"}
+    assert g.node("t_add").metadata == {
+        "name": "t_add",
+        "parent_id": "branch",
+        "subgraph": "then_branch",
+    }
+    assert [g.tensors[i].id for i in node.inputs] == ["c"]
+    assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def test_omitted_optional_inputs_are_recorded(tmp_path: Path) -> None:
+    g = load(m.save(m.omitted_input(), tmp_path / "clip.onnx"))
+    clip = g.node("clip")
+    assert [g.tensors[i].id for i in clip.inputs] == ["x", "max"]
+    assert clip.metadata["omitted_inputs"] == [1]
+
+
+def test_failing_inference_does_not_stop_the_load(tmp_path: Path) -> None:
+    g = load(m.save(m.custom_domain(), tmp_path / "custom.onnx"))
+    y = g.tensor("y")
+    assert y.dtype == "undefined" and y.metadata == {"rank_unknown": True}
+    f = g.node("f")
+    assert f.attributes == {} and f.metadata["attributes"] == {"alpha": 0.5}
+    assert f.metadata["domain"] == "vendor.ops"
+
+
+def test_external_data_opens_without_reading_and_reads_on_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m.with_external_data(tmp_path)
+    opened: list[str] = []
+    real_open = open
+
+    def spy(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", spy)
+    g = load(tmp_path / "model.onnx")
+    assert not any(p.endswith("weights.bin") for p in opened)
+    w = g.tensor("W")
+    assert w.metadata["external_data"]["location"] == "weights.bin"
+    np.testing.assert_array_equal(w.data, np.arange(12, dtype=np.float32).reshape(4, 3))
+
+
+@pytest.mark.parametrize("location", ["../outside.bin", "/etc/passwd", "sub/../../x.bin"])
+def test_external_data_outside_the_folder_is_refused(tmp_path: Path, location: str) -> None:
+    model = m.mlp()
+    w = model.graph.initializer[0]
+    w.data_location = onnx.TensorProto.EXTERNAL
+    w.ClearField("raw_data")
+    w.ClearField("float_data")
+    entry = w.external_data.add()
+    entry.key, entry.value = "location", location
+    path = m.save(model, tmp_path / "model.onnx")
+    with pytest.raises(FormatError) as info:
+        load(path)
+    assert info.value.place == "initializer 'W'"
+    assert location in info.value.problem
+
+
+def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    inside = tmp_path / "model"
+    outside.mkdir()
+    inside.mkdir()
+    m.with_external_data(outside)
+    (outside / "model.onnx").rename(inside / "model.onnx")
+    os.symlink(outside / "weights.bin", inside / "weights.bin")
+    with pytest.raises(FormatError, match="leaves the model's folder"):
+        load(inside / "model.onnx")
+
+
+def test_missing_external_file_fails_on_use_with_a_clear_error(tmp_path: Path) -> None:
+    m.with_external_data(tmp_path)
+    (tmp_path / "weights.bin").unlink()
+    g = load(tmp_path / "model.onnx")
+    with pytest.raises(FormatError, match=r"external data file 'weights\.bin' is missing"):
+        _ = g.tensor("W").data
+
+
+def test_truncated_and_foreign_files_get_clear_errors(tmp_path: Path) -> None:
+    whole = m.save(m.mlp(), tmp_path / "whole.onnx").read_bytes()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(FormatError, match="truncated"):
+        load(cut)
+    text = tmp_path / "notes.onnx"
+    text.write_text("hello, not a model", encoding="utf-8")
+    with pytest.raises(FormatError, match="ONNX: does not start like an ONNX ModelProto"):
+        load(text)
+
+
+def test_onnx_content_is_recognised_under_another_name(tmp_path: Path) -> None:
+    path = m.save(m.mlp(), tmp_path / "model.bin")
+    assert len(load(path).nodes) == 5 + 3
+
+
+@pytest.mark.skipif(not LIGHT_MODELS, reason="onnx package ships no light models")
+@pytest.mark.parametrize("path", LIGHT_MODELS, ids=lambda p: p.stem)
+def test_every_light_model_converts_and_loads_back_equal(path: Path, tmp_path: Path) -> None:
+    g = load(path)
+    proto = onnx.load(str(path), load_external_data=False)
+    assert len(g.nodes) == len(proto.graph.node)
+    assert {t.id for t in g.tensors if t.kind == "weight"} == {
+        i.name for i in proto.graph.initializer
+    }
+    used = {int(t) for t in g.index.node_in} | set(g.outputs)
+    assert all(g.tensors[t].dtype != "undefined" for t in used)  # typed or inferred
+    out = tmp_path / "out.json"
+    save(g, out)
+    assert load(out) == g
+    assert [f for f in validate(g) if f.severity == "error"] == []

@@ -1,0 +1,80 @@
+"""ONNX attribute values as JSON values for the shared model (and XOC JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from xocview.model.dtypes import dtype_by_onnx_code
+
+__all__ = ["MAX_TENSOR_VALUES", "attribute_value", "tensor_summary"]
+
+# A tensor attribute (Constant's value, ConstantOfShape's value) keeps its values in the model
+# up to this many elements; larger ones keep dtype and shape only, so files stay readable.
+MAX_TENSOR_VALUES = 65536
+
+_A = onnx.AttributeProto
+
+
+def attribute_value(attr: onnx.AttributeProto) -> Any:
+    """The JSON form of an attribute; subgraphs are left to the caller (returns None)."""
+    t = attr.type
+    if t == _A.FLOAT:
+        return _f32(attr.f)
+    if t == _A.INT:
+        return int(attr.i)
+    if t == _A.STRING:
+        return _text(attr.s)
+    if t == _A.FLOATS:
+        return [_f32(v) for v in attr.floats]
+    if t == _A.INTS:
+        return [int(v) for v in attr.ints]
+    if t == _A.STRINGS:
+        return [_text(s) for s in attr.strings]
+    if t == _A.TENSOR:
+        return {"tensor": tensor_summary(attr.t)}
+    if t == _A.TENSORS:
+        return [{"tensor": tensor_summary(x)} for x in attr.tensors]
+    if t == _A.SPARSE_TENSOR:
+        return {"sparse_tensor": {"dims": [int(d) for d in attr.sparse_tensor.dims]}}
+    if t == _A.TYPE_PROTO:
+        return {"type": str(attr.tp).strip()}
+    if t == _A.TYPE_PROTOS:
+        return [{"type": str(x).strip()} for x in attr.type_protos]
+    return None
+
+
+def tensor_summary(tensor: onnx.TensorProto) -> dict[str, Any]:
+    """dtype, shape and (when small) the values of a tensor held in an attribute."""
+    dt = dtype_by_onnx_code(tensor.data_type)
+    out: dict[str, Any] = {
+        "dtype": dt.name if dt else str(tensor.data_type),
+        "shape": [int(d) for d in tensor.dims],
+    }
+    count = int(np.prod(out["shape"], dtype=np.int64))
+    if count <= MAX_TENSOR_VALUES and tensor.data_location != onnx.TensorProto.EXTERNAL:
+        try:
+            values = numpy_helper.to_array(tensor)
+        except Exception:  # exotic types numpy cannot hold: keep dtype and shape
+            return out
+        if values.dtype.kind in "SUO":
+            out["values"] = [
+                _text(v) if isinstance(v, bytes) else str(v) for v in values.ravel().tolist()
+            ]
+        elif values.dtype.kind == "c":
+            out["values"] = [[z.real, z.imag] for z in values.ravel().tolist()]
+        else:
+            out["values"] = values.ravel().tolist()
+    return out
+
+
+def _f32(value: float) -> float:
+    """The shortest decimal that is the same float32 (1e-05, not 9.999999747378752e-06)."""
+    return float(str(np.float32(value)))
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
