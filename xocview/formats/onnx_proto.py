@@ -22,6 +22,7 @@ from xocview.formats.onnx_types import TypeTable
 from xocview.formats.onnx_weights import external_info, lazy_values, sparse_values
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
+from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
 from xocview.model.schema import schema_attributes
 from xocview.model.scopes import add_scope_groups, scope_of
 
@@ -29,6 +30,7 @@ __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
 NAME = "ONNX"
 EXTENSIONS = (".onnx",)
+EXPANDS_DOTTED_KEYS = True  # metadata_props and custom attribute names go through _expanded
 
 # First bytes of a serialized ModelProto: the tag of one of its fields (ir_version, producer,
 # graph, opset_import, ...), since protobuf writes fields in number order.
@@ -135,11 +137,12 @@ class _Builder:
             if graph.tensors[t].kind == "activation":
                 graph.tensors[t].kind = "output"
             graph.outputs.append(t)
-        scopes = [scope_of(graph.nodes[i].metadata.get("name", "")) or None for i in top]
         all_scopes: list[tuple[str, ...] | None] = [None] * len(graph.nodes)
-        for i, scope in zip(top, scopes, strict=True):
-            if "children_ids" not in graph.nodes[i].metadata:
-                all_scopes[i] = scope
+        for i in top:
+            md = graph.nodes[i].metadata
+            name = md.get("name", "")
+            if "/" in name and "children_ids" not in md:
+                all_scopes[i] = scope_of(name) or None
         add_scope_groups(graph, all_scopes)
         graph.invalidate()
         return graph
@@ -199,28 +202,43 @@ class _Builder:
     ) -> list[int]:
         """Add the nodes of ``g``; returns the positions of those directly under ``parent``."""
         made: list[int] = []
+        functions = self.functions
         for k, proto in enumerate(g.node):
-            key = (proto.domain, proto.op_type, getattr(proto, "overload", ""))
-            base = id_prefix + (proto.name or f"{proto.op_type}_{k}")
-            if key in self.functions and depth < _MAX_FUNCTION_DEPTH:
+            op, domain, name = proto.op_type, proto.domain, proto.name
+            base = id_prefix + (name or f"{op}_{k}")
+            if (
+                functions
+                and depth < _MAX_FUNCTION_DEPTH
+                and (domain, op, getattr(proto, "overload", "")) in functions
+            ):
                 made.append(self.call(proto, base, parent, rename, depth))
             else:
-                made.append(self.leaf(proto, base, parent, rename, depth, call_attrs))
+                made.append(
+                    self.leaf(proto, op, domain, name, base, parent, rename, depth, call_attrs)
+                )
         return made
 
     def io(self, names: Any, rename: Rename) -> tuple[list[int], list[int]]:
         """Tensor positions of non-empty names, and the positions of omitted optional ones."""
         refs, omitted = [], []
+        pos, tensor = self.pos, self.tensor
+        same = rename is _same
         for k, name in enumerate(names):
-            if name:
-                refs.append(self.tensor(rename(name)))
-            else:
+            if not name:
                 omitted.append(k)
+                continue
+            if not same:
+                name = rename(name)
+            t = pos.get(name)
+            refs.append(t if t is not None else tensor(name))
         return refs, omitted
 
     def leaf(
         self,
         proto: onnx.NodeProto,
+        op: str,
+        domain: str,
+        name: str,
         base: str,
         parent: str | None,
         rename: Rename,
@@ -230,10 +248,14 @@ class _Builder:
         nid = self.unique_id(base)
         inputs, omitted_in = self.io(proto.input, rename)
         outputs, omitted_out = self.io(proto.output, rename)
-        attributes, extra, subgraphs = self.attributes(proto, call_attrs)
-        metadata = _node_metadata(proto)
+        attributes: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        subgraphs: list[tuple[str, onnx.GraphProto]] = []
+        if len(proto.attribute):
+            attributes, extra, subgraphs = self.attributes(proto, op, domain, call_attrs)
+        metadata = _node_metadata(proto, name, domain)
         if extra:
-            metadata["attributes"] = extra
+            metadata["attributes"] = _expanded(extra)
         if omitted_in:
             metadata["omitted_inputs"] = omitted_in
         if omitted_out:
@@ -241,7 +263,7 @@ class _Builder:
         if parent is not None:
             metadata["parent_id"] = parent
         pos = len(self.graph.nodes)
-        node = Node(nid, proto.op_type, inputs, outputs, attributes, metadata)
+        node = Node(nid, op, inputs, outputs, attributes, metadata)
         self.graph.nodes.append(node)
         if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
             children: list[str] = []
@@ -287,11 +309,11 @@ class _Builder:
 
         defaults = {a.name: a for a in fn.attribute_proto}
         given = {a.name: a for a in proto.attribute}
-        metadata = _node_metadata(proto)
+        metadata = _node_metadata(proto, proto.name, proto.domain)
         metadata["function"] = {"domain": fn.domain, "name": fn.name}
         attrs = {a.name: attribute_value(a) for a in proto.attribute}
         if attrs:
-            metadata["attributes"] = attrs
+            metadata["attributes"] = _expanded(attrs)
         if parent is not None:
             metadata["parent_id"] = parent
         pos = len(self.graph.nodes)
@@ -305,10 +327,14 @@ class _Builder:
         return pos
 
     def attributes(
-        self, proto: onnx.NodeProto, call_attrs: dict[str, onnx.AttributeProto] | None
+        self,
+        proto: onnx.NodeProto,
+        op: str,
+        domain: str,
+        call_attrs: dict[str, onnx.AttributeProto] | None,
     ) -> tuple[dict[str, Any], dict[str, Any], list[tuple[str, onnx.GraphProto]]]:
         """Schema attributes, the rest, and graph-valued attributes (subgraphs)."""
-        allowed = schema_attributes(proto.op_type) if proto.domain in ("", "ai.onnx") else None
+        allowed = schema_attributes(op) if domain in ("", "ai.onnx") else None
         schema: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         subgraphs: list[tuple[str, onnx.GraphProto]] = []
@@ -341,18 +367,28 @@ def _same(name: str) -> str:
     return name
 
 
-def _node_metadata(proto: onnx.NodeProto) -> dict[str, Any]:
+def _node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
-    if proto.name:
-        metadata["name"] = proto.name
-    if proto.domain:
-        metadata["domain"] = proto.domain
+    if name:
+        metadata["name"] = name
+    if domain:
+        metadata["domain"] = domain
     if proto.doc_string:
         metadata["doc_string"] = proto.doc_string
     props = getattr(proto, "metadata_props", ())
     if props:
-        metadata["metadata_props"] = {p.key: p.value for p in props}
+        metadata["metadata_props"] = _expanded({p.key: p.value for p in props})
     return metadata
+
+
+def _expanded(mapping: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys (custom attribute names, metadata_props) in the form XOC JSON reads back."""
+    if not has_dotted_keys(mapping):
+        return mapping
+    try:
+        return expand_dotted(mapping)
+    except DottedKeyConflict:
+        return mapping
 
 
 def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
@@ -369,7 +405,7 @@ def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
         {"domain": op.domain or "ai.onnx", "version": int(op.version)} for op in model.opset_import
     ]
     if model.metadata_props:
-        md["metadata_props"] = {p.key: p.value for p in model.metadata_props}
+        md["metadata_props"] = _expanded({p.key: p.value for p in model.metadata_props})
     if model.graph.doc_string:
         md["graph_doc_string"] = model.graph.doc_string
     if model.functions:

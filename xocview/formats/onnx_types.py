@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
 import onnx
 
 from xocview.model.dtypes import dtype_by_onnx_code
 
 __all__ = ["TypeTable"]
 
+_Decoded = tuple[str, tuple[int, ...], tuple["str | None", ...], tuple[tuple[str, Any], ...]]
+
 # Initializers up to this many elements stay in the copy given to shape inference, since
 # Reshape, Slice, Expand and friends need their values to infer shapes; larger ones are
 # declared as typed inputs instead, so inference never copies the weights.
 _INFERENCE_VALUE_LIMIT = 1024
+# Below this many bytes of inline weights, inference runs on the model itself: copying it
+# would cost more than serializing the weights once more.
+_COPY_ABOVE_BYTES = 64 << 20
 
 
 class TypeTable:
@@ -26,9 +31,10 @@ class TypeTable:
 
     def __init__(self, model: onnx.ModelProto) -> None:
         self.types: dict[str, onnx.TypeProto] = {}
-        _collect(model.graph, self.types)
+        self._described: dict[bytes, _Decoded] = {}
+        nested = _collect(model.graph, self.types)
         if not self._complete(model.graph):
-            for name, tp in _inferred(model).items():
+            for name, tp in _inferred(model, nested).items():
                 self.types.setdefault(name, tp)
 
     def _complete(self, g: onnx.GraphProto) -> bool:
@@ -40,51 +46,78 @@ class TypeTable:
         return dt.name if dt else "undefined"
 
     def describe(self, name: str) -> tuple[str, list[int], dict[str, Any]]:
-        """dtype, shape (-1 for unknown dims) and metadata (symbols, unknown rank, kind)."""
+        """dtype, shape (-1 for unknown dims) and metadata (symbols, unknown rank, kind).
+
+        Many values share one type, so each distinct TypeProto is decoded once.
+        """
         tp = self.types.get(name)
-        metadata: dict[str, Any] = {}
-        which = tp.WhichOneof("value") if tp is not None else None
-        if which not in ("tensor_type", "sparse_tensor_type"):
-            if which is not None:
-                metadata["type"] = which.removesuffix("_type")
-            metadata["rank_unknown"] = True
-            return "undefined", [], metadata
-        tt = getattr(tp, which)
-        if which == "sparse_tensor_type":
-            metadata["sparse"] = True
-        dtype = self.dtype_name(tt.elem_type)
-        if not tt.HasField("shape"):
-            metadata["rank_unknown"] = True
-            return dtype, [], metadata
-        shape: list[int] = []
-        symbols: list[str | None] = []
-        for dim in tt.shape.dim:
-            if dim.HasField("dim_value"):
-                shape.append(int(dim.dim_value))
-                symbols.append(None)
-            else:
-                shape.append(-1)
-                symbols.append(dim.dim_param or None)
+        key = tp.SerializeToString() if tp is not None else b""
+        known = self._described.get(key)
+        if known is None:
+            known = self._described[key] = self._decode(tp)
+        dtype, shape, symbols, notes = known
+        metadata: dict[str, Any] = dict(notes)
         if any(symbols):
-            metadata["shape_symbols"] = symbols
-        return dtype, shape, metadata
+            metadata["shape_symbols"] = list(symbols)
+        return dtype, list(shape), metadata
+
+    def _decode(self, tp: onnx.TypeProto | None) -> _Decoded:
+        """dtype, shape, dim symbols and metadata items of one TypeProto."""
+        which = tp.WhichOneof("value") if tp is not None else None
+        if tp is None or which not in ("tensor_type", "sparse_tensor_type"):
+            notes: tuple[tuple[str, Any], ...] = (("rank_unknown", True),)
+            if which is not None:
+                notes = (("type", which.removesuffix("_type")), *notes)
+            return "undefined", (), (), notes
+        tt = getattr(tp, which)
+        dtype = self.dtype_name(tt.elem_type)
+        notes = (("sparse", True),) if which == "sparse_tensor_type" else ()
+        if not tt.HasField("shape"):
+            return dtype, (), (), (*notes, ("rank_unknown", True))
+        dims = list(tt.shape.dim)
+        shape = tuple(int(d.dim_value) if d.HasField("dim_value") else -1 for d in dims)
+        symbols = tuple(None if d.HasField("dim_value") else (d.dim_param or None) for d in dims)
+        return dtype, shape, symbols, notes
 
 
-def _collect(g: onnx.GraphProto, out: dict[str, onnx.TypeProto]) -> None:
+def _collect(g: onnx.GraphProto, out: dict[str, onnx.TypeProto], nested: bool = True) -> bool:
+    """Add the typed values of ``g`` (and of its subgraphs when ``nested``) to ``out``.
+
+    Returns whether ``g`` has subgraphs, so that a second pass can skip looking for them.
+    """
     for vi in (*g.input, *g.output, *g.value_info):
         if vi.HasField("type"):
             out.setdefault(vi.name, vi.type)
-    for node in g.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _collect(attr.g, out)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    _collect(sub, out)
+    found = False
+    if nested:
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    _collect(attr.g, out)
+                    found = True
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    for sub in attr.graphs:
+                        _collect(sub, out)
+                    found = True
+    return found
 
 
-def _inferred(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
-    """Types found by ONNX shape inference on a copy of the model without its large weights."""
+def _inferred(model: onnx.ModelProto, nested: bool) -> dict[str, onnx.TypeProto]:
+    """Types found by ONNX shape inference, on a copy of the model without its large weights
+    when the weights are large enough for the copy to pay."""
+    inline = sum(len(init.raw_data) for init in model.graph.initializer)
+    m = model if inline < _COPY_ABOVE_BYTES else _weightless_copy(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
+    except Exception:  # custom domains, invalid models: keep what value_info gave
+        return {}
+    out: dict[str, onnx.TypeProto] = {}
+    _collect(inferred.graph, out, nested)
+    return out
+
+
+def _weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with large initializers declared as typed inputs instead of carried along."""
     m = onnx.ModelProto()
     m.ir_version = model.ir_version
     m.opset_import.extend(model.opset_import)
@@ -96,7 +129,7 @@ def _inferred(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     g.value_info.extend(src.value_info)
     declared = {vi.name for vi in src.input}
     for init in src.initializer:
-        count = int(np.prod(init.dims, dtype=np.int64))
+        count = math.prod(init.dims)
         if count <= _INFERENCE_VALUE_LIMIT and init.data_location != onnx.TensorProto.EXTERNAL:
             g.initializer.append(init)
         elif init.name not in declared:
@@ -112,10 +145,4 @@ def _inferred(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
             )
     if m.ir_version < 4 and len(g.initializer) < len(src.initializer):
         m.ir_version = 4  # inputs without initializers need IR >= 4 to be legal
-    try:
-        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
-    except Exception:  # custom domains, invalid models: keep what value_info gave
-        return {}
-    out: dict[str, onnx.TypeProto] = {}
-    _collect(inferred.graph, out)
-    return out
+    return m

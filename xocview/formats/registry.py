@@ -16,7 +16,9 @@ from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_ke
 __all__ = ["FORMATS", "check", "detect", "load", "save"]
 
 # Each module exposes NAME, EXTENSIONS, sniff(source) -> None | reason, load(source) -> Graph,
-# and save(graph, path) where the format can be written. Adding a format adds one row.
+# and save(graph, path) where the format can be written. Adding a format adds one row. A
+# module that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted keys, which
+# spares a scan of every node's metadata after loading.
 FORMATS: tuple[ModuleType, ...] = (xoc_json, onnx_proto)
 
 
@@ -47,8 +49,10 @@ def load(path: str | Path) -> Graph:
     """The graph in ``path``, whatever its format; FormatError says what is wrong and where."""
     source = Source(path)
     with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
-        graph = detect(source).load(source)
-        _expand_metadata(graph)
+        fmt = detect(source)
+        graph = fmt.load(source)
+        if not getattr(fmt, "EXPANDS_DOTTED_KEYS", False):
+            _expand_metadata(graph)
     return graph
 
 

@@ -24,6 +24,7 @@ __all__ = ["EXTENSIONS", "NAME", "dumps", "load", "read_findings", "save", "snif
 
 NAME = "XOC JSON"
 EXTENSIONS = (".json", ".xoc")
+EXPANDS_DOTTED_KEYS = True  # the reader expands them itself
 
 _KINDS = frozenset(TENSOR_KINDS)
 _ROOT_KEYS = frozenset(

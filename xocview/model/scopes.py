@@ -8,6 +8,7 @@ marked ``derived: "scope"`` in metadata so that nobody mistakes them for source 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from xocview.model.graph import Graph, Node
 
@@ -16,8 +17,12 @@ __all__ = ["add_scope_groups", "scope_of"]
 
 def scope_of(name: str, separator: str = "/") -> tuple[str, ...]:
     """The scope path of a node name: every part but the last, empty parts dropped."""
-    parts = [p for p in name.split(separator) if p]
-    return tuple(parts[:-1])
+    return _scope_of(name.rpartition(separator)[0], separator)
+
+
+@lru_cache(maxsize=65536)
+def _scope_of(prefix: str, separator: str) -> tuple[str, ...]:
+    return tuple(p for p in prefix.split(separator) if p)
 
 
 def add_scope_groups(
@@ -67,8 +72,9 @@ def add_scope_groups(
         return None
 
     children: dict[tuple[str, ...], list[str]] = {s: [] for s in kept}
+    home_of = {scope: home(scope) for scope in members}
     for node, scope in zip(graph.nodes, scopes, strict=True):
-        target = home(scope) if scope else None
+        target = home_of[scope] if scope else None
         if target is not None:
             node.metadata["parent_id"] = group_id[target]
             children[target].append(node.id)
