@@ -132,17 +132,21 @@ def visible_graph(
     is_exp &= h.is_group
 
     rep, hidden, frame = _representatives(h, is_exp)
-    visible = ~hidden & ~(h.is_group & is_exp)
+    # A group with inputs and outputs of its own (If, Loop, Scan) is an operator as well as a
+    # container: it keeps its box when expanded, with its bodies drawn in its frame.
+    has_io = np.diff(index.node_in_ptr) + np.diff(index.node_out_ptr) > 0
+    framed = h.is_group & is_exp & ~has_io
+    visible = ~hidden & ~framed
     node_items = np.flatnonzero(visible)
     item_of_node = np.full(n, -1, dtype=_I)
     item_of_node[node_items] = np.arange(len(node_items), dtype=_I)
     item_of_node = np.where(rep >= 0, item_of_node[np.maximum(rep, 0)], -1)
-    item_of_node[h.is_group & is_exp & ~hidden] = -1
+    item_of_node[framed & ~hidden] = -1
 
-    leaf = ~h.is_group
+    # Edges come from nodes' own inputs and outputs; groups made only to gather nodes (scopes,
+    # function calls) have none, so their boundary edges are their members' edges.
     es, ed, et = index.edge_src, index.edge_dst, index.edge_tensor
-    keep = leaf[es] & leaf[ed]
-    srcs, dsts, tens = [item_of_node[es[keep]]], [item_of_node[ed[keep]]], [et[keep]]
+    srcs, dsts, tens = [item_of_node[es]], [item_of_node[ed]], [et]
 
     kinds = set(tensor_kinds)
     tensor_items = np.asarray(
@@ -156,13 +160,12 @@ def visible_graph(
     # (its consumers keep their direct edge from the producer).
     cons_t = np.repeat(np.arange(len(graph.tensors), dtype=_I), np.diff(index.consumer_ptr))
     cons_n = index.consumers
-    sel = (item_of_tensor[cons_t] >= 0) & (producer[cons_t] < 0) & leaf[cons_n]
+    sel = (item_of_tensor[cons_t] >= 0) & (producer[cons_t] < 0)
     srcs.append(item_of_tensor[cons_t[sel]])
     dsts.append(item_of_node[cons_n[sel]])
     tens.append(cons_t[sel])
     p = producer[tensor_items]
     sel = p >= 0
-    sel[sel] = leaf[p[sel]]
     srcs.append(item_of_node[p[sel]])
     dsts.append(item_of_tensor[tensor_items[sel]])
     tens.append(tensor_items[sel])
