@@ -18,7 +18,8 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/ruff check xocview tests
+	$(BIN)/ruff check xocview tests sample_graphs
+	$(BIN)/mypy
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

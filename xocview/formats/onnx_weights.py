@@ -18,7 +18,7 @@ from xocview.errors import FormatError
 __all__ = ["external_info", "lazy_values", "sparse_values"]
 
 # ONNX element types whose external bytes are plain little-endian numpy arrays.
-_RAW_NUMPY = {
+_RAW_NUMPY: dict[int, str] = {
     onnx.TensorProto.FLOAT: "<f4",
     onnx.TensorProto.DOUBLE: "<f8",
     onnx.TensorProto.FLOAT16: "<f2",

@@ -10,7 +10,7 @@ from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import onnx_proto, xoc_json
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
-from xocview.model import Finding, Graph, validate
+from xocview.model import Finding, Graph, Node, Tensor, validate
 from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
 
 __all__ = ["FORMATS", "check", "detect", "load", "save"]
@@ -63,7 +63,7 @@ def _expand_metadata(graph: Graph) -> None:
     names with dots; expanding them here makes a converted file load back equal. A key that
     conflicts with another ("a" and "a.b") is left as it is.
     """
-    holders = [graph, *graph.tensors, *graph.nodes]
+    holders: list[Graph | Tensor | Node] = [graph, *graph.tensors, *graph.nodes]
     for item in holders:
         if item.metadata and has_dotted_keys(item.metadata):
             with contextlib.suppress(DottedKeyConflict):

@@ -8,6 +8,7 @@ of range are skipped here; the validator reports them.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -143,9 +144,9 @@ class GraphIndex:
         return np.asarray(order, dtype=_I)
 
 
-def _positions(ids: object) -> dict[str, int]:
+def _positions(ids: Iterable[str]) -> dict[str, int]:
     """First position of each id (later duplicates are the validator's business)."""
     pos: dict[str, int] = {}
-    for i, key in enumerate(ids):  # type: ignore[call-overload]
+    for i, key in enumerate(ids):
         pos.setdefault(key, i)
     return pos

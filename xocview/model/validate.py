@@ -18,7 +18,9 @@ from xocview.model.graph import TENSOR_KINDS
 from xocview.model.schema import schema_attributes
 
 if TYPE_CHECKING:
-    from xocview.model.graph import Graph
+    from collections.abc import Sequence
+
+    from xocview.model.graph import Graph, Node, Tensor
 
 __all__ = ["Finding", "validate"]
 
@@ -61,7 +63,11 @@ def _warn(out: list[Finding], place: str, message: str) -> None:
 
 
 def _check_ids(graph: Graph, out: list[Finding]) -> None:
-    for what, items in (("tensors", graph.tensors), ("nodes", graph.nodes)):
+    groups: tuple[tuple[str, Sequence[Tensor | Node]], ...] = (
+        ("tensors", graph.tensors),
+        ("nodes", graph.nodes),
+    )
+    for what, items in groups:
         first: dict[str, int] = {}
         for i, item in enumerate(items):
             if not isinstance(item.id, str) or not item.id:
@@ -153,19 +159,19 @@ def _check_kinds(graph: Graph, out: list[Finding]) -> None:
     for k, t in enumerate(graph.outputs):
         if index.producer[t] < 0 and graph.tensors[t].kind != "input":
             _warn(out, f"outputs[{k}]", f"graph output '{graph.tensors[t].id}' has no producer")
-    for i, t in enumerate(graph.tensors):
-        if t.kind == "activation" and index.producer[i] < 0 and len(index.consumers_of(i)):
+    for i, ten in enumerate(graph.tensors):
+        if ten.kind == "activation" and index.producer[i] < 0 and len(index.consumers_of(i)):
             _warn(
                 out,
                 f"tensors[{i}]",
-                f"activation '{t.id}' is consumed but never produced (dangling input)",
+                f"activation '{ten.id}' is consumed but never produced (dangling input)",
             )
-        elif t.kind in ("input", "weight") and index.producer[i] >= 0:
+        elif ten.kind in ("input", "weight") and index.producer[i] >= 0:
             p = int(index.producer[i])
             _warn(
                 out,
                 f"tensors[{i}]",
-                f"{t.kind} '{t.id}' is produced by nodes[{p}] "
+                f"{ten.kind} '{ten.id}' is produced by nodes[{p}] "
                 f"'{graph.nodes[p].id}'; expected kind 'activation' or 'output'",
             )
 
