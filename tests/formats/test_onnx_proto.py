@@ -202,3 +202,92 @@ def test_every_light_model_converts_and_loads_back_equal(path: Path, tmp_path: P
     save(g, out)
     assert load(out) == g
     assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def _graph_model(
+    nodes: list[onnx.NodeProto], inputs: list[str], outputs: list[str]
+) -> onnx.ModelProto:
+    f = onnx.TensorProto.FLOAT
+    graph = onnx.helper.make_graph(
+        nodes,
+        "g",
+        [onnx.helper.make_tensor_value_info(n, f, [2]) for n in inputs],
+        [onnx.helper.make_tensor_value_info(n, f, [2]) for n in outputs],
+    )
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+def test_dangling_references_load_and_are_reported(tmp_path: Path) -> None:
+    model = _graph_model(
+        [onnx.helper.make_node("Add", ["x", "ghost"], ["y"], name="add")], ["x"], ["y"]
+    )
+    g = load(m.save(model, tmp_path / "m.onnx"))
+    assert g.tensor("ghost").kind == "activation"
+    assert any(
+        f.severity == "warning" and "'ghost' is consumed but never produced" in f.message
+        for f in validate(g)
+    )
+
+
+def test_duplicate_node_names_get_unique_ids_and_double_producers_are_errors(
+    tmp_path: Path,
+) -> None:
+    nodes = [
+        onnx.helper.make_node("Relu", ["x"], ["y"], name="same"),
+        onnx.helper.make_node("Neg", ["x"], ["y"], name="same"),
+    ]
+    g = load(m.save(_graph_model(nodes, ["x"], ["y"]), tmp_path / "m.onnx"))
+    assert [n.id for n in g.nodes] == ["same", "same_2"]
+    assert [n.metadata["name"] for n in g.nodes] == ["same", "same"]
+    errors = [f for f in validate(g) if f.severity == "error"]
+    assert [f.place for f in errors] == ["nodes[1].outputs[0]"]
+
+
+def test_an_empty_graph_is_refused_clearly(tmp_path: Path) -> None:
+    path = m.save(_graph_model([], [], []), tmp_path / "empty.onnx")
+    with pytest.raises(FormatError) as info:
+        load(path)
+    assert str(info.value) == (
+        f"{path}: graph: the graph is empty (no nodes, inputs, outputs or "
+        "initializers); expected a model with at least one node or value"
+    )
+
+
+def test_a_transformer_opens_as_a_handful_of_blocks(tmp_path: Path) -> None:
+    """1,000 nodes named by module path collapse to a few boxes at the top level."""
+    from onnx import helper
+
+    nodes, x = [], "x"
+    for i in range(100):
+        for k in range(10):
+            part = (
+                "attention",
+                "attention",
+                "attention",
+                "intermediate",
+                "intermediate",
+                "output",
+                "output",
+                "output",
+                "output",
+                "output",
+            )[k]
+            y = f"t{i}_{k}"
+            nodes.append(
+                helper.make_node("Relu", [x], [y], name=f"/encoder/layer.{i}/{part}/Relu_{k}")
+            )
+            x = y
+    nodes.append(helper.make_node("Identity", [x], ["y"], name="/pooler/Identity"))
+    g = load(m.save(_graph_model(nodes, ["x"], ["y"]), tmp_path / "bert.onnx"))
+    from xocview.model import visible_graph
+
+    top = visible_graph(g, ())
+    names = sorted(g.nodes[i].id for i in top.node_items)
+    assert names == ["/encoder", "/pooler/Identity"]
+    layers = visible_graph(g, ["/encoder"])
+    assert len(layers.node_items) == 101
+    assert g.node("/encoder/layer.7").metadata["children_ids"] == [
+        "/encoder/layer.7/attention",
+        "/encoder/layer.7/intermediate",
+        "/encoder/layer.7/output",
+    ]

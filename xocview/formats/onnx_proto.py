@@ -87,6 +87,14 @@ def _parse(source: Source) -> onnx.ModelProto:
             "the model has no graph; the file may be truncated or of another format",
             "an onnx.ModelProto with a graph",
         )
+    g = model.graph
+    if not (len(g.node) or len(g.input) or len(g.output) or len(g.initializer)):
+        raise FormatError(
+            source.name,
+            "graph",
+            "the graph is empty (no nodes, inputs, outputs or initializers)",
+            "a model with at least one node or value",
+        )
     if model.ir_version >= 3 and not model.opset_import:
         raise FormatError(
             source.name,
