@@ -144,3 +144,69 @@ def omitted_input() -> onnx.ModelProto:
         initializer=[mx],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def with_loop() -> onnx.ModelProto:
+    """A Loop summing x three times; its body reads the outer 'x'."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
+            helper.make_node("Add", ["acc_in", "x"], ["acc_out"], name="body_add"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_in", F, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_out", F, [2]),
+        ],
+    )
+    trip = numpy_helper.from_array(np.array(3, dtype=np.int64), "trip")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    zero = numpy_helper.from_array(np.zeros(2, dtype=np.float32), "zero")
+    node = helper.make_node("Loop", ["trip", "cond", "zero"], ["sum"], name="loop", body=body)
+    graph = helper.make_graph(
+        [node],
+        "loop",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("sum", F, [2])],
+        initializer=[trip, cond, zero],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def nested_functions() -> onnx.ModelProto:
+    """Function 'Outer' calls function 'Inner' (x + x); the graph calls Outer once."""
+    inner = helper.make_function(
+        "custom",
+        "Inner",
+        ["A"],
+        ["B"],
+        [helper.make_node("Add", ["A", "A"], ["B"])],
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    outer = helper.make_function(
+        "custom",
+        "Outer",
+        ["X"],
+        ["Y"],
+        [
+            helper.make_node("Inner", ["X"], ["T"], domain="custom"),
+            helper.make_node("Relu", ["T"], ["Y"]),
+        ],
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Outer", ["x"], ["y"], name="call", domain="custom")],
+        "nested",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("y", F, [2])],
+    )
+    return helper.make_model(
+        graph,
+        functions=[inner, outer],
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)],
+    )

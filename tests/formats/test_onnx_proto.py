@@ -291,3 +291,30 @@ def test_a_transformer_opens_as_a_handful_of_blocks(tmp_path: Path) -> None:
         "/encoder/layer.7/intermediate",
         "/encoder/layer.7/output",
     ]
+
+
+def test_loop_body_is_a_group_with_its_own_inputs(tmp_path: Path) -> None:
+    g = load(m.save(m.with_loop(), tmp_path / "loop.onnx"))
+    loop = g.node("loop")
+    assert loop.metadata["children_ids"] == ["body_cond", "body_add"]
+    assert [g.tensors[i].id for i in loop.inputs] == ["trip", "cond", "zero"]
+    acc = g.tensor("acc_in")
+    assert acc.kind == "input" and acc.metadata["subgraph_of"] == "loop"
+    assert acc.shape == [2] and acc.dtype == "float32"
+    add = g.node("body_add")
+    assert [g.tensors[i].id for i in add.inputs] == ["acc_in", "x"]
+    assert g.inputs == [g.index.tensor_position("x")]  # body inputs are not graph inputs
+    assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def test_functions_calling_functions_nest_as_groups(tmp_path: Path) -> None:
+    g = load(m.save(m.nested_functions(), tmp_path / "nested.onnx"))
+    h = Hierarchy(g)
+    assert g.node("call").metadata["children_ids"] == ["call/Inner_0", "call/Relu_1"]
+    inner = g.node("call/Inner_0")
+    assert inner.metadata["children_ids"] == ["call/Inner_0/Add_0"]
+    add = g.node("call/Inner_0/Add_0")
+    assert [g.tensors[i].id for i in add.inputs] == ["x", "x"]
+    assert [g.tensors[i].id for i in add.outputs] == ["call/T"]
+    assert h.max_depth == 2
+    assert [f for f in validate(g) if f.severity == "error"] == []
