@@ -39,6 +39,7 @@ _FIRST_TAGS2 = {b"\xa2\x01", b"\xca\x01", b"\xd2\x01"}
 _MAX_FUNCTION_DEPTH = 16
 
 Rename = Callable[[str], str]
+_NONE: list[int] = []  # shared empty "omitted" list; never mutated
 
 
 def sniff(source: Source) -> str | None:
@@ -192,12 +193,15 @@ class _Builder:
     # -- nodes ---------------------------------------------------------------------------------
 
     def unique_id(self, wanted: str) -> str:
-        nid, k = wanted, 1
-        while nid in self.node_ids:
+        ids = self.node_ids
+        if wanted not in ids:
+            ids.add(wanted)
+            return wanted
+        k = 2
+        while f"{wanted}_{k}" in ids:
             k += 1
-            nid = f"{wanted}_{k}"
-        self.node_ids.add(nid)
-        return nid
+        ids.add(f"{wanted}_{k}")
+        return f"{wanted}_{k}"
 
     def nodes(
         self,
@@ -228,17 +232,23 @@ class _Builder:
 
     def io(self, names: Any, rename: Rename) -> tuple[list[int], list[int]]:
         """Tensor positions of non-empty names, and the positions of omitted optional ones."""
-        refs, omitted = [], []
-        pos, tensor = self.pos, self.tensor
-        same = rename is _same
+        pos = self.pos
+        if rename is _same and all(names):  # the common case, kept tight
+            get = pos.get
+            found = [get(name) for name in names]
+            if None not in found:
+                return found, _NONE  # type: ignore[return-value]
+            made = [self.tensor(n) if t is None else t for n, t in zip(names, found, strict=True)]
+            return made, _NONE
+        refs: list[int] = []
+        omitted: list[int] = []
         for k, name in enumerate(names):
             if not name:
                 omitted.append(k)
                 continue
-            if not same:
-                name = rename(name)
+            name = rename(name)
             t = pos.get(name)
-            refs.append(t if t is not None else tensor(name))
+            refs.append(t if t is not None else self.tensor(name))
         return refs, omitted
 
     def leaf(
@@ -270,9 +280,9 @@ class _Builder:
             metadata["omitted_outputs"] = omitted_out
         if parent is not None:
             metadata["parent_id"] = parent
-        pos = len(self.graph.nodes)
-        node = Node(nid, op, inputs, outputs, attributes, metadata)
-        self.graph.nodes.append(node)
+        nodes = self.graph.nodes
+        pos = len(nodes)
+        nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
         if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
             children: list[str] = []
             for attr_name, sub in subgraphs:

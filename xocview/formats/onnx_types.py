@@ -105,7 +105,7 @@ def _collect(g: onnx.GraphProto, out: dict[str, onnx.TypeProto], nested: bool = 
 def _inferred(model: onnx.ModelProto, nested: bool) -> dict[str, onnx.TypeProto]:
     """Types found by ONNX shape inference, on a copy of the model without its large weights
     when the weights are large enough for the copy to pay."""
-    inline = sum(len(init.raw_data) for init in model.graph.initializer)
+    inline = sum(init.ByteSize() for init in model.graph.initializer)
     m = model if inline < _COPY_ABOVE_BYTES else _weightless_copy(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
