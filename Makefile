@@ -26,6 +26,7 @@ test: lint
 
 perf: $(STAMP)
 	$(BIN)/python tests/perf/xoc_io.py
+	$(BIN)/python tests/perf/onnx_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache build *.egg-info
