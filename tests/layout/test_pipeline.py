@@ -1,0 +1,133 @@
+"""xocview/layout/pipeline.py: invariants of whole layouts, on random graphs of every kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xocview.layout import layout
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Random directed graphs: cycles, self-loops, multi-edges, isolated nodes, empty."""
+    n = draw(st.integers(min_value=0, max_value=24))
+    if n == 0:
+        edges: list[tuple[int, int]] = []
+    else:
+        node = st.integers(min_value=0, max_value=n - 1)
+        edges = draw(st.lists(st.tuples(node, node), max_size=40))
+    w = draw(st.lists(st.floats(min_value=4, max_value=120), min_size=n, max_size=n))
+    h = draw(st.lists(st.floats(min_value=4, max_value=60), min_size=n, max_size=n))
+    src = np.array([e[0] for e in edges], dtype=np.int64)
+    dst = np.array([e[1] for e in edges], dtype=np.int64)
+    return n, src, dst, np.array(w), np.array(h)
+
+
+def _boxes_overlap(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray) -> bool:
+    dx = np.abs(x[:, None] - x[None, :]) < (w[:, None] + w[None, :]) / 2 - 1e-6
+    dy = np.abs(y[:, None] - y[None, :]) < (h[:, None] + h[None, :]) / 2 - 1e-6
+    both = dx & dy
+    np.fill_diagonal(both, False)
+    return bool(both.any())
+
+
+@settings(max_examples=200, deadline=None)
+@given(g=graphs())
+def test_invariants_hold_on_random_graphs(g: tuple) -> None:
+    n, src, dst, w, h = g
+    r = layout(n, src, dst, w, h)
+    assert r.x.shape == (n,) and r.y.shape == (n,)
+    assert len(r.points) == len(src)
+    assert not _boxes_overlap(r.x, r.y, w, h)
+    for e, pts in enumerate(r.points):
+        s, d = src[e], dst[e]
+        assert pts.ndim == 2 and pts.shape[1] == 2 and len(pts) >= 2
+        if s == d:
+            assert np.isclose(pts[0, 0], r.x[s] + w[s] / 2)
+            continue
+        if not r.reversed[e]:
+            assert r.y[d] > r.y[s]  # strictly downward
+            assert np.all(np.diff(pts[:, 1]) > 0)
+        # starts on the source's border, ends on the target's
+        assert np.isclose(abs(pts[0, 1] - r.y[s]), h[s] / 2)
+        assert abs(pts[0, 0] - r.x[s]) <= w[s] / 2 + 1e-6
+        assert np.isclose(abs(pts[-1, 1] - r.y[d]), h[d] / 2)
+        assert abs(pts[-1, 0] - r.x[d]) <= w[d] / 2 + 1e-6
+    if n:
+        assert r.width >= float((r.x + w / 2).max()) - 1e-6
+        assert (r.x - w / 2).min() >= -1e-6 and (r.y - h / 2).min() >= -1e-6
+
+
+@settings(max_examples=50, deadline=None)
+@given(g=graphs())
+def test_the_same_input_gives_the_same_output(g: tuple) -> None:
+    n, src, dst, w, h = g
+    a, b = layout(n, src, dst, w, h), layout(n, src, dst, w, h)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y)
+    assert all(np.array_equal(p, q) for p, q in zip(a.points, b.points, strict=True))
+
+
+@settings(max_examples=50, deadline=None)
+@given(g=graphs())
+def test_left_to_right_is_the_transpose(g: tuple) -> None:
+    n, src, dst, w, h = g
+    tb = layout(n, src, dst, h, w)
+    lr = layout(n, src, dst, w, h, direction="LR")
+    assert np.allclose(lr.x, tb.y) and np.allclose(lr.y, tb.x)
+
+
+def test_reversed_edges_keep_their_true_direction() -> None:
+    r = layout(3, np.array([0, 1, 2]), np.array([1, 2, 0]), np.full(3, 10.0), np.full(3, 10.0))
+    assert r.reversed.sum() == 1
+    e = int(np.flatnonzero(r.reversed)[0])
+    pts = r.points[e]
+    s, d = [(0, 1), (1, 2), (2, 0)][e]
+    assert np.linalg.norm(pts[0] - [r.x[s], r.y[s]]) < np.linalg.norm(pts[-1] - [r.x[s], r.y[s]])
+    assert np.linalg.norm(pts[-1] - [r.x[d], r.y[d]]) < np.linalg.norm(pts[0] - [r.x[d], r.y[d]])
+
+
+def test_components_sit_side_by_side() -> None:
+    # two chains of three nodes: their boxes occupy disjoint x ranges
+    src, dst = np.array([0, 1, 3, 4]), np.array([1, 2, 4, 5])
+    w = np.full(6, 20.0)
+    r = layout(6, src, dst, w, np.full(6, 10.0))
+    a = (r.x[:3] + 10).max()
+    b = (r.x[3:] - 10).min()
+    assert a < b
+
+
+def test_the_hint_keeps_the_order_of_every_layer() -> None:
+    rng = np.random.default_rng(3)
+    n = 300
+    src = rng.integers(0, n - 1, 500)
+    dst = np.minimum(src + rng.integers(1, 20, 500), n - 1)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    w, h = np.full(n, 40.0), np.full(n, 20.0)
+    first = layout(n, src, dst, w, h)
+    again = layout(n, src, dst, w, h, order_hint=first.x)
+    for r in np.unique(first.rank):
+        members = np.flatnonzero(first.rank == r)
+        assert np.array_equal(np.argsort(first.x[members]), np.argsort(again.x[members]))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((2, [0], [1, 1], [1, 1], [1, 1]), "1 sources but 2 targets"),
+        ((2, [0], [2], [1, 1], [1, 1]), "node indices"),
+        ((2, [0], [1], [1], [1, 1]), "widths and heights need 2 values"),
+    ],
+)
+def test_bad_input_is_refused(args: tuple, message: str) -> None:
+    n, s, d, w, h = args
+    with pytest.raises(ValueError, match=message):
+        layout(n, np.array(s), np.array(d), np.array(w, float), np.array(h, float))
+
+
+def test_unknown_direction_is_refused() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        layout(1, np.array([]), np.array([]), np.ones(1), np.ones(1), direction="BT")
