@@ -11,7 +11,7 @@ from xocview.layout.acyclic import feedback_edges
 from xocview.layout.balance import balance
 from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
-from xocview.layout.normalize import normalize
+from xocview.layout.normalize import Layered, normalize
 from xocview.layout.order import Layers, order_layers
 from xocview.layout.position import assign_x, layer_y
 from xocview.layout.rank import assign_ranks
@@ -107,11 +107,8 @@ def layout(
     return LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
 
 
-def _dummy_components(lg: object, comp_real: np.ndarray) -> np.ndarray:
+def _dummy_components(lg: Layered, comp_real: np.ndarray) -> np.ndarray:
     """Each dummy belongs to the component of its chain's source."""
-    from xocview.layout.normalize import Layered
-
-    assert isinstance(lg, Layered)
     n_dummy = lg.num_nodes - lg.num_real
     out = np.zeros(n_dummy, dtype=_I)
     if n_dummy:
