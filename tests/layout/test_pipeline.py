@@ -131,3 +131,23 @@ def test_bad_input_is_refused(args: tuple, message: str) -> None:
 def test_unknown_direction_is_refused() -> None:
     with pytest.raises(ValueError, match="direction"):
         layout(1, np.array([]), np.array([]), np.ones(1), np.ones(1), direction="BT")
+
+
+def test_isotonic_regression_is_exact() -> None:
+    from xocview.layout.position import isotonic
+
+    y = isotonic(np.array([1.0, 3.0, 2.0, 0.0, 5.0]), np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
+    assert np.all(np.diff(y) >= 0)
+    # 3, 2, 0 (weights 1, 1, 2) pool to (3 + 2 + 0) / 4 = 1.25, above the 1 before them
+    assert np.allclose(y, [1.0, 1.25, 1.25, 1.25, 5.0])
+
+
+def test_long_chains_do_not_drift_into_a_staircase() -> None:
+    # a 200-node chain with a weight beside every step: two nodes a layer at most, so the
+    # drawing must stay a few boxes wide however long the chain
+    n = 400
+    src = np.concatenate([np.arange(199), np.arange(200, 399)])
+    dst = np.concatenate([np.arange(1, 200), np.arange(1, 200)])
+    w = np.full(n, 80.0)
+    r = layout(n, src, dst, w, np.full(n, 30.0))
+    assert r.width < 8 * (80 + 24)

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout.acyclic import feedback_edges
-from xocview.layout.balance import balance
 from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
 from xocview.layout.order import Layers, order_layers
-from xocview.layout.position import assign_x, layer_y
+from xocview.layout.position import balance, centered_layers, layer_y
 from xocview.layout.rank import assign_ranks
 from xocview.layout.route import route_edges
 
@@ -88,8 +87,8 @@ def layout(
     dummy = np.arange(lg.num_nodes) >= n
     w_all = np.concatenate([w, np.zeros(lg.num_nodes - n)])
     h_all = np.concatenate([h, np.zeros(lg.num_nodes - n)])
-    x = assign_x(layers.nodes, pos, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2)
     ordered = [m[np.argsort(pos[m])] for m in layers.nodes]
+    x = centered_layers(ordered, dummy, w_all, node_sep, node_sep / 2)
     x = balance(x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2)
     x = side_by_side(x, w_all, comp, node_sep * 2)
     y = layer_y(lg.rank, h_all, layers.count, rank_sep)[lg.rank] if n else np.zeros(0)
