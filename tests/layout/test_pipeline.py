@@ -151,3 +151,13 @@ def test_long_chains_do_not_drift_into_a_staircase() -> None:
     w = np.full(n, 80.0)
     r = layout(n, src, dst, w, np.full(n, 30.0))
     assert r.width < 8 * (80 + 24)
+
+
+def test_transpose_removes_a_crossing_a_swap_can_fix() -> None:
+    from xocview.layout.transpose import transpose
+
+    # layer 0: a b ; layer 1: c d ; edges a->d, b->c cross once; swapping c and d fixes it
+    layers = [np.array([0, 1]), np.array([2, 3])]
+    pos = np.array([0, 1, 0, 1])
+    out = transpose(layers, pos, np.array([0, 1]), np.array([3, 2]), np.zeros(4, dtype=int))
+    assert out.tolist() in ([0, 1, 1, 0], [1, 0, 0, 1])

@@ -17,6 +17,7 @@ import numpy as np
 
 from xocview.layout.cross_count import count_crossings
 from xocview.layout.normalize import Layered
+from xocview.layout.transpose import transpose
 
 __all__ = ["Layers", "order_layers"]
 
@@ -74,6 +75,9 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
         rng = range(1, layers.count) if down else range(layers.count - 2, -1, -1)
         for r in rng:
             _sort_layer(layers, pos, r, down)
+        pos = transpose(
+            layers.nodes, pos, layers.seg_upper, layers.seg_lower, comp, ties=sweep % 4 >= 2
+        )
         cross = layers.crossings(pos)
         if cross < best_cross:
             best, best_cross, stale = pos.copy(), cross, 0
