@@ -62,10 +62,7 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
         return pos
     if hint is not None:
         return _hinted(lg, layers, hint)
-    for r, members in enumerate(layers.nodes):  # initial: by component, then node index
-        pos[members[np.lexsort((members, comp[members]))]] = np.arange(len(members))
-        if r:
-            _sort_layer(layers, pos, r, down=True)
+    pos = _dfs_order(lg, layers)
     best, best_cross = pos.copy(), layers.crossings(pos)
     stale = 0
     for sweep in range(_MAX_SWEEPS):
@@ -86,6 +83,38 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
             if stale >= _PATIENCE:
                 break
     return best
+
+
+def _dfs_order(lg: Layered, layers: Layers) -> np.ndarray:
+    """Initial order: depth-first from each node in layer order, appending to its layer.
+
+    Nodes reached along one path end up side by side, which gives the sweeps a start with
+    the graph's own nesting (dagre and dot start alike); components stay apart.
+    """
+    n = lg.num_nodes
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for u, v in zip(lg.seg_src.tolist(), lg.seg_dst.tolist(), strict=True):
+        succ[u].append(v)
+    rank = lg.rank.tolist()
+    comp = layers.comp
+    start = np.lexsort((np.arange(n), lg.rank, comp)).tolist()
+    fill = [0] * layers.count
+    pos = [0] * n
+    seen = [False] * n
+    for s in start:
+        if seen[s]:
+            continue
+        stack = [s]
+        seen[s] = True
+        while stack:
+            v = stack.pop()
+            pos[v] = fill[rank[v]]
+            fill[rank[v]] += 1
+            for w in reversed(succ[v]):
+                if not seen[w]:
+                    seen[w] = True
+                    stack.append(w)
+    return np.asarray(pos, dtype=_I)
 
 
 def _neighbour_medians(
@@ -109,6 +138,20 @@ def _neighbour_medians(
     lo = starts[has] + (counts[has] - 1) // 2
     hi = starts[has] + counts[has] // 2
     med[has] = (sorted_pos[lo] + sorted_pos[hi]) / 2
+    # Gansner's weighted median for even counts above two: lean towards the side whose
+    # neighbours are packed closer together.
+    even = has & (counts > 2) & (counts % 2 == 0)
+    if even.any():
+        s0, c = starts[even], counts[even]
+        first, last = sorted_pos[s0], sorted_pos[s0 + c - 1]
+        mid_lo, mid_hi = sorted_pos[s0 + c // 2 - 1], sorted_pos[s0 + c // 2]
+        left, right = mid_lo - first, last - mid_hi
+        total = left + right
+        med[even] = np.where(
+            total > 0,
+            (mid_lo * right + mid_hi * left) / np.maximum(total, 1e-12),
+            (mid_lo + mid_hi) / 2,
+        )
     return med, counts
 
 
