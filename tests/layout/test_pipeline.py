@@ -154,10 +154,11 @@ def test_long_chains_do_not_drift_into_a_staircase() -> None:
 
 
 def test_transpose_removes_a_crossing_a_swap_can_fix() -> None:
-    from xocview.layout.transpose import transpose
+    from xocview.layout.transpose import Adjacency, transpose
 
     # layer 0: a b ; layer 1: c d ; edges a->d, b->c cross once; swapping c and d fixes it
-    layers = [np.array([0, 1]), np.array([2, 3])]
     pos = np.array([0, 1, 0, 1])
-    out = transpose(layers, pos, np.array([0, 1]), np.array([3, 2]), np.zeros(4, dtype=int))
+    rank = np.array([0, 0, 1, 1])
+    adj = Adjacency(4, np.array([0, 1]), np.array([3, 2]))
+    out = transpose(pos, rank, np.zeros(4, dtype=np.int64), adj)
     assert out.tolist() in ([0, 1, 1, 0], [1, 0, 0, 1])

@@ -17,7 +17,7 @@ import numpy as np
 
 from xocview.layout.cross_count import count_crossings
 from xocview.layout.normalize import Layered
-from xocview.layout.transpose import transpose
+from xocview.layout.transpose import Adjacency, transpose
 
 __all__ = ["Layers", "order_layers"]
 
@@ -63,6 +63,7 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
     if hint is not None:
         return _hinted(lg, layers, hint)
     pos = _dfs_order(lg, layers)
+    adjacency = Adjacency(lg.num_nodes, lg.seg_src, lg.seg_dst)
     best, best_cross = pos.copy(), layers.crossings(pos)
     stale = 0
     for sweep in range(_MAX_SWEEPS):
@@ -72,9 +73,7 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
         rng = range(1, layers.count) if down else range(layers.count - 2, -1, -1)
         for r in rng:
             _sort_layer(layers, pos, r, down)
-        pos = transpose(
-            layers.nodes, pos, layers.seg_upper, layers.seg_lower, comp, ties=sweep % 4 >= 2
-        )
+        pos = transpose(pos, lg.rank, comp, adjacency, ties=sweep % 4 >= 2)
         cross = layers.crossings(pos)
         if cross < best_cross:
             best, best_cross, stale = pos.copy(), cross, 0
