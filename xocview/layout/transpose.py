@@ -63,7 +63,7 @@ def transpose(
     rank: np.ndarray,
     comp: np.ndarray,
     adj: Adjacency,
-    max_passes: int = 4,
+    max_passes: int = 8,
     ties: bool = False,
 ) -> np.ndarray:
     """Positions after odd-even adjacent swaps (see the module docstring)."""
