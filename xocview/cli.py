@@ -15,7 +15,7 @@ from pathlib import Path
 from xocview import __version__
 from xocview.errors import XocviewError
 from xocview.formats import registry
-from xocview.model.summary import format_shape, summarize
+from xocview.model.summary import shape_text, summarize
 
 __all__ = ["main"]
 
@@ -125,11 +125,12 @@ def _print_info(name: str) -> None:
     print(f"graph:      {s.name} (id {s.id})")
     print(f"nodes:      {s.num_nodes} ({groups})")
     print(f"tensors:    {s.num_tensors} ({kinds or 'none'})")
-    print(f"parameters: {s.parameters:,}")
+    unsized = f" (and {s.unsized_weights} weights of unknown shape)" if s.unsized_weights else ""
+    print(f"parameters: {s.parameters:,}{unsized}")
     for title, tensors in (("inputs", s.inputs), ("outputs", s.outputs)):
         print(f"{title}:")
         for t in tensors:
-            print(f"  {t.id:<24} {t.dtype:<8} {format_shape(t.shape)}")
+            print(f"  {t.id:<24} {t.dtype:<8} {shape_text(t)}")
         if not tensors:
             print("  (none)")
     print(f"operators:  (over {sum(c for _, c in s.op_histogram)} leaf nodes)")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xocview.model.graph import TENSOR_KINDS, Graph, Tensor
 from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["GraphSummary", "format_shape", "summarize"]
+__all__ = ["GraphSummary", "format_shape", "shape_text", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -24,24 +24,37 @@ class GraphSummary:
     inputs: list[Tensor]
     outputs: list[Tensor]
     parameters: int
+    unsized_weights: int
     metadata_keys: list[str]
 
 
-def format_shape(shape: list[int]) -> str:
-    """``1x3x224x224``; unknown dimensions as ``?`` and a scalar as ``scalar``."""
+def format_shape(shape: list[int], rank_known: bool = True) -> str:
+    """``1x3x224x224``; unknown dimensions as ``?``, a scalar as ``scalar``, no shape as ``?``."""
+    if not rank_known:
+        return "?"
     if not shape:
         return "scalar"
     return "x".join("?" if d < 0 else str(d) for d in shape)
 
 
+def shape_text(tensor: Tensor) -> str:
+    """The tensor's shape for people, minding shapes that loaders could not learn."""
+    return format_shape(tensor.shape, not tensor.metadata.get("rank_unknown"))
+
+
 def summarize(graph: Graph) -> GraphSummary:
-    """Counts over the leaves (groups are listed apart); parameters of weights of known shape."""
+    """Counts over the leaves (groups are listed apart); parameters of weights of known shape
+    (``unsized_weights`` counts the weights whose shape nobody knows)."""
     h = Hierarchy(graph)
     leaves = [nd for nd, g in zip(graph.nodes, h.is_group.tolist(), strict=True) if not g]
     kinds = Counter(t.kind for t in graph.tensors)
     params = 0
+    unsized = 0
     for t in graph.tensors:
-        if t.kind == "weight" and all(d >= 0 for d in t.shape):
+        known = not t.metadata.get("rank_unknown") and all(d >= 0 for d in t.shape)
+        if t.kind == "weight" and not known:
+            unsized += 1
+        elif t.kind == "weight":
             size = 1
             for d in t.shape:
                 size *= d
@@ -59,5 +72,6 @@ def summarize(graph: Graph) -> GraphSummary:
         inputs=[graph.tensors[i] for i in graph.inputs if 0 <= i < n_tensors],
         outputs=[graph.tensors[i] for i in graph.outputs if 0 <= i < n_tensors],
         parameters=params,
+        unsized_weights=unsized,
         metadata_keys=list(graph.metadata),
     )
