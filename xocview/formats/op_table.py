@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["NNVM_OPS", "Rule", "Translation", "symmetric_pads", "translate"]
+__all__ = [
+    "LIGHTNET_DERIVED",
+    "LIGHTNET_OPS",
+    "NNVM_OPS",
+    "Rule",
+    "Translation",
+    "symmetric_pads",
+    "translate",
+]
 
 Converter = Callable[[Any], Any]
 
@@ -273,4 +281,116 @@ NNVM_OPS: dict[str, list[Rule]] = {
     "dropout": [Rule("Dropout", {"rate": ("ratio", _float)})],
     "leaky_relu": [Rule("LeakyRelu", {"alpha": ("alpha", _float)})],
     "prelu": [Rule("PRelu")],
+}
+
+
+# -- LightNet --------------------------------------------------------------------------------
+# LightNet optypes mapped to ONNX operator types .
+#
+# The param meanings come from LightNet's operator descriptions (``protos/op/*.op``):
+#
+# - ``padding`` is ``[top, left, bottom, right]``, i.e. ``[h_begin, w_begin, h_end, w_end]``,
+#   which is already ONNX's ``pads`` order, so it is copied, not made symmetric.
+# - ``elew`` is one op whose ``elew_op`` picks the arithmetic (``TL_SUM`` is ``Add``).
+# - ``batchnorm`` takes ``src, scale, offset, mean, var``: ONNX's input order.
+# - ``reshape``'s ``dims`` and ``slice``'s ``axis/start/len`` become the attributes that ONNX
+#   Reshape-1 and Slice-1 define (later opsets take them as inputs); ``upsample``'s ``scales``
+#   param is Upsample-7's attribute, its ``scales`` input tensor Upsample-9's.
+#
+# Left with their own names, since ONNX has no op with the same outputs: ``maxreduce`` (some
+# versions give the max and its index), ``maxreduce_arg``, ``zeros`` (ConstantOfShape takes the
+# shape as a tensor), ``print``, ``create`` (not a node at all; see ``lightnet_json``).
+#
+# A converter returns None when a value has no ONNX form; the loader then leaves it out.
+def _ln_ints(value: Any) -> list[int] | None:
+    if isinstance(value, list) and value and all(type(v) is int for v in value):
+        return list(value)
+    return None
+
+
+def _ln_floats(value: Any) -> list[float] | None:
+    if isinstance(value, list) and value and all(_ln_number(v) for v in value):
+        return [float(v) for v in value]
+    return None
+
+
+def _ln_int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _ln_float(value: Any) -> float | None:
+    return float(value) if _ln_number(value) else None
+
+
+def _ln_one(value: Any) -> list[int] | None:
+    """A single axis as ONNX's one-element ``axes`` list."""
+    return [value] if type(value) is int else None
+
+
+def _ln_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _auto_pad(value: Any) -> str | None:
+    """LightNet accepts ONNX's own four spellings."""
+    if isinstance(value, str) and value in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        return value
+    return None
+
+
+def _mode(value: Any) -> str | None:
+    """``TL_NEAREST`` / ``TL_LINEAR`` (older files: ``nearest``) as ONNX's lower-case mode."""
+    if not isinstance(value, str):
+        return None
+    mode = value.lower().removeprefix("tl_")
+    return mode if mode in ("nearest", "linear") else None
+
+
+def _slice_ends(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Slice-1 ``ends`` from LightNet's ``start`` and ``len``."""
+    start, length = params.get("start"), params.get("len")
+    if type(start) is int and type(length) is int:
+        return {"ends": [start + length]}
+    return {}
+
+
+_WINDOW = {
+    "size": ("kernel_shape", _ln_ints),
+    "stride": ("strides", _ln_ints),
+    "padding": ("pads", _ln_ints),
+    "autopad": ("auto_pad", _auto_pad),
+}
+_CONV = {**_WINDOW, "dilation": ("dilations", _ln_ints), "group": ("group", _ln_int)}
+_ELEW = {
+    "TL_SUM": "Add",
+    "TL_SUB": "Sub",
+    "TL_MUL": "Mul",
+    "TL_DIV": "Div",
+    "TL_MAX": "Max",
+    "TL_MIN": "Min",
+    "TL_POW": "Pow",
+}
+
+LIGHTNET_OPS: dict[str, list[Rule]] = {
+    "conv2d": [Rule("Conv", _CONV)],
+    "deconv2d": [Rule("ConvTranspose", {**_CONV, "output_padding": ("output_padding", _ln_ints)})],
+    "maxpool2d": [Rule("MaxPool", _WINDOW)],
+    "avgpool2d": [Rule("AveragePool", _WINDOW)],
+    "batchnorm": [Rule("BatchNormalization", {"epsilon": ("epsilon", _ln_float)})],
+    "relu": [Rule("Relu")],
+    "sigmoid": [Rule("Sigmoid")],
+    "lrelu": [Rule("LeakyRelu", {"negslope": ("alpha", _ln_float)})],
+    "softmax": [Rule("Softmax", {"axis": ("axis", _ln_int)})],
+    "concat": [Rule("Concat", {"axis": ("axis", _ln_int)})],
+    "transpose": [Rule("Transpose", {"axes": ("perm", _ln_ints)})],
+    "reshape": [Rule("Reshape", {"dims": ("shape", _ln_ints)})],
+    "slice": [Rule("Slice", {"axis": ("axes", _ln_one), "start": ("starts", _ln_one)})],
+    "upsample": [Rule("Upsample", {"mode": ("mode", _mode), "scales": ("scales", _ln_floats)})],
+    "elew": [Rule(onnx_op, when={"elew_op": code}) for code, onnx_op in _ELEW.items()],
+}
+
+# ONNX attributes computed from several params at once, which a Rule (one param, one
+# attribute) cannot express; merged over the rule's attributes.
+LIGHTNET_DERIVED: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "slice": _slice_ends,
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import nnvm_json, onnx_proto, xoc_json
+from xocview.formats import lightnet_json, nnvm_json, onnx_proto, xoc_json
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
@@ -19,7 +19,7 @@ __all__ = ["FORMATS", "check", "detect", "load", "save"]
 # and save(graph, path) where the format can be written. Adding a format adds one row. A
 # module that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted keys, which
 # spares a scan of every node's metadata after loading.
-FORMATS: tuple[ModuleType, ...] = (xoc_json, nnvm_json, onnx_proto)
+FORMATS: tuple[ModuleType, ...] = (xoc_json, nnvm_json, lightnet_json, onnx_proto)
 
 
 def detect(source: Source) -> ModuleType:
