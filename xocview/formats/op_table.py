@@ -285,7 +285,7 @@ NNVM_OPS: dict[str, list[Rule]] = {
 
 
 # -- LightNet --------------------------------------------------------------------------------
-# LightNet optypes mapped to ONNX operator types .
+# LightNet optypes mapped to ONNX operator types.
 #
 # The param meanings come from LightNet's operator descriptions (``protos/op/*.op``):
 #
