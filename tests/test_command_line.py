@@ -100,3 +100,36 @@ def test_opening_several_files_one_broken_still_shows_the_rest() -> None:
     assert out.returncode == 1
     assert "invalid JSON" in out.stderr
     assert "graph:      simple_model (id simple_model)" in out.stdout
+
+
+def _one_file_per_format() -> list[tuple[str, Path]]:
+    import onnx
+
+    from tests.conftest import SHARED
+
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    files = [
+        ("XOC JSON", SAMPLES / "tiny_transformer.json"),
+        ("ONNX", light / "light_squeezenet.onnx"),
+        ("NNVM JSON", SHARED / "corpus" / "nnvm" / "mxnet14_mtcnn_det1-symbol.json"),
+        ("NNVM JSON", SHARED / "corpus" / "nnvm" / "tvm_nnvm_wrn_fc.json"),
+        ("LightNet JSON IR", SHARED / "corpus" / "lightnet" / "lightnet_test_ops.json"),
+    ]
+    return files
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path"), _one_file_per_format(), ids=lambda x: x if isinstance(x, str) else x.name
+)
+def test_info_convert_check_work_on_every_format(fmt: str, path: Path, tmp_path: Path) -> None:
+    if not path.exists():
+        pytest.skip(f"{path} is absent (../shared or the onnx package's light models)")
+    info = run("info", str(path))
+    assert info.returncode == 0, info.stderr
+    assert info.stdout.startswith(f"file:       {path}")
+    out = tmp_path / "converted.json"
+    conv = run("convert", str(path), str(out))
+    assert conv.returncode == 0, conv.stderr
+    assert load(out) == load(path)
+    chk = run("check", str(path))
+    assert chk.returncode == 0, chk.stdout
