@@ -84,7 +84,7 @@ def shift_groups(g: LayoutGraph, rank: list[int]) -> list[int]:
     move is tried down, then up, and kept when the total span drops; nodes next to a moved
     group are tried again. Groups are capped at _MAX_GROUP nodes and the whole search at a
     budget proportional to the graph, so that it stays linear-ish: the promotion heuristic of
-    Nikolov and Tarassov, in both directions.
+    Nikolov and Tarassov, in both directions, each move going as far as it keeps paying.
     """
     n = g.n
     optr, oe = g.out_csr()
@@ -119,17 +119,21 @@ def shift_groups(g: LayoutGraph, rank: list[int]) -> list[int]:
                 return None
         budget -= len(order)
         change = 0
+        room = n  # how far the group can go before an edge leaving it becomes tight
         for x in order:
             for w in ahead[x]:
                 if w not in group:
                     change -= mult[(x, w) if step > 0 else (w, x)]
+                    room = min(room, abs(rank[w] - rank[x]) - 1)
             for u in behind[x]:
                 if u not in group:
                     change += mult[(u, x) if step > 0 else (x, u)]
-        if change >= 0:
+        if change >= 0 or room < 1:
             return None
+        # The span falls by |change| per layer until an edge ahead becomes tight: go all the
+        # way at once (a network-simplex-like pivot) instead of one layer per attempt.
         for x in order:
-            rank[x] += step
+            rank[x] += step * room
         return order
 
     while work and budget > 0:
