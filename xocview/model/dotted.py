@@ -8,7 +8,10 @@ __all__ = ["DottedKeyConflict", "expand_dotted", "flatten_dotted", "has_dotted_k
 
 
 class DottedKeyConflict(ValueError):
-    """Two keys claim one place (``"a": 1`` and ``"a.b": 2``); ``key`` is the dotted one."""
+    """Two keys claim one place (``"a": 1`` and ``"a.b": 2``).
+
+    ``key`` is the key being placed when the clash shows, ``path`` the full dotted place taken.
+    """
 
     def __init__(self, key: str, path: str) -> None:
         self.key = key
@@ -43,29 +46,32 @@ def expand_dotted(mapping: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _put(out: dict[str, Any], parts: list[str], value: Any, key: str) -> None:
+def _put(
+    out: dict[str, Any], parts: list[str], value: Any, key: str, base: tuple[str, ...] = ()
+) -> None:
+    """Place ``value`` at ``parts`` under ``out``; ``base`` is where ``out`` sits (for errors)."""
     node = out
     for depth, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise DottedKeyConflict(key, ".".join(parts[: depth + 1]))
+            raise DottedKeyConflict(key, ".".join([*base, *parts[: depth + 1]]))
         node = child
     last = parts[-1]
     if last in node:
         existing = node[last]
         if isinstance(existing, dict) and isinstance(value, dict):
             for k, v in value.items():
-                _put(existing, [k], v, key)
+                _put(existing, [k], v, key, (*base, *parts))
             return
-        raise DottedKeyConflict(key, ".".join(parts))
+        raise DottedKeyConflict(key, ".".join([*base, *parts]))
     node[last] = value
 
 
-def flatten_dotted(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten_dotted(mapping: dict[str, Any], prefix: str | None = None) -> dict[str, Any]:
     """Leaves of a nested dict under dotted keys; an empty dict stays as a leaf."""
     out: dict[str, Any] = {}
     for key, value in mapping.items():
-        path = f"{prefix}.{key}" if prefix else key
+        path = key if prefix is None else f"{prefix}.{key}"
         if isinstance(value, dict) and value:
             out.update(flatten_dotted(value, path))
         else:

@@ -3,8 +3,8 @@
 A node whose metadata has ``children_ids`` is a group and its children name it in
 ``parent_id``. Files in the wild do not always keep both sides in step, so a node's parent is
 its ``parent_id`` when that names another node, else the first group listing it in
-``children_ids``; ``validate`` reports every mismatch. Nodes caught in a hierarchy cycle are
-treated as top-level here.
+``children_ids``; ``validate`` reports every mismatch. Nodes on a hierarchy cycle are treated
+as top-level here; nodes below a cycle keep their parents.
 """
 
 from __future__ import annotations
@@ -46,9 +46,12 @@ class Hierarchy:
                 p = index.node_position(pid)
                 if p != i:
                     parent[i] = p
-        self.parent = parent
-        self.depth, self.in_cycle = _depths(parent)
-        self.parent[self.in_cycle] = -1
+        depth, unreached = _depths(parent)
+        self.in_cycle = _on_cycles(parent, unreached)
+        if self.in_cycle.any():  # cut the cycles; what hangs below them keeps its parent
+            parent[self.in_cycle] = -1
+            depth, _ = _depths(parent)
+        self.parent, self.depth = parent, depth
         self.child_count = np.bincount(parent[parent >= 0], minlength=n).astype(_I)
         self.is_group = self.child_count > 0
 
@@ -68,7 +71,8 @@ class Hierarchy:
 
 
 def _depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Depth of every node by levels from the roots; unreached nodes sit on a cycle."""
+    """Depth of every node by levels from the roots, and the nodes no root reaches (on or below
+    a cycle; their depth reads 0)."""
     n = len(parent)
     depth = np.full(n, -1, dtype=_I)
     frontier = np.flatnonzero(parent < 0)
@@ -82,9 +86,22 @@ def _depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         nxt = np.flatnonzero(has_parent & (depth < 0) & reached[np.maximum(parent, 0)])
         depth[nxt] = level
         frontier = nxt
-    in_cycle = depth < 0
-    depth[in_cycle] = 0
-    return depth, in_cycle
+    unreached = depth < 0
+    depth[unreached] = 0
+    return depth, unreached
+
+
+def _on_cycles(parent: np.ndarray, unreached: np.ndarray) -> np.ndarray:
+    """The unreached nodes that lie on a parent cycle, not merely below one."""
+    on = unreached.copy()
+    while on.any():
+        has_child = np.zeros(len(parent), dtype=bool)
+        has_child[parent[on]] = True
+        tail = on & ~has_child  # nothing unreached hangs below it: not on a cycle
+        if not tail.any():
+            break
+        on &= ~tail
+    return on
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ class GraphIndex:
         ok = (self.node_out >= 0) & (self.node_out < n_tensors)
         out_t, out_n = self.node_out[ok], out_owner[ok]
         self.producer = np.full(n_tensors, -1, dtype=_I)
-        # Reverse assignment so that the first producer in file order is the one kept.
-        self.producer[out_t[::-1]] = out_n[::-1]
+        # The first producer in file order is the one kept (return_index gives first places).
+        produced, first = np.unique(out_t, return_index=True)
+        self.producer[produced] = out_n[first]
         dup = out_n != self.producer[out_t]
         self.extra_producers: list[tuple[int, int]] = list(
             zip(out_t[dup].tolist(), out_n[dup].tolist(), strict=True)

@@ -118,7 +118,7 @@ def _check_references(graph: Graph, out: list[Finding]) -> bool:
 
 def _check_producers(graph: Graph, out: list[Finding]) -> None:
     index = graph.index
-    for t, node in index.extra_producers:
+    for t, node in dict.fromkeys(index.extra_producers):  # one finding per (tensor, node)
         first = int(index.producer[t])
         k = graph.nodes[node].outputs.index(t)
         _err(
