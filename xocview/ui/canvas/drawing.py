@@ -1,0 +1,227 @@
+"""What the canvas paints, as arrays: boxes, labels, edge polylines and group frames.
+
+Built from the model's visible graph and the layout; no Qt here, so that building a drawing
+for 50k nodes is numpy work and the painter only reads arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from xocview.layout import layout
+from xocview.model import Graph, Hierarchy, VisibleGraph, visible_graph
+from xocview.model.summary import shape_text
+
+__all__ = ["Drawing", "build_drawing"]
+
+CHAR_W = 7.0  # average width of a title character at the base font size
+NODE_H = 34.0
+NODE_H_DETAIL = 46.0
+TENSOR_H = 24.0
+TENSOR_H_DETAIL = 34.0
+MIN_W = 72.0
+PAD = 20.0
+FRAME_PAD = 16.0
+FRAME_TITLE = 22.0
+
+KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
+
+
+@dataclass
+class Drawing:
+    """Boxes (centre x, y, width, height), their kinds and labels, edges and frames."""
+
+    x: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    h: np.ndarray
+    kind: np.ndarray
+    title: list[str]
+    detail: list[str]
+    category: list[str]
+    item_node: np.ndarray  # node position of each item, -1 for tensor items
+    item_tensor: np.ndarray  # tensor position of each item, -1 for node items
+    edges: list[np.ndarray]
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    edge_tensor: np.ndarray
+    edge_label: list[str]
+    frames: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (node, x0 y0 x1 y1)
+    frame_titles: list[str] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+    edge_box: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+
+    @property
+    def count(self) -> int:
+        return len(self.x)
+
+    def item_at(self, px: float, py: float) -> int:
+        """The item under a scene point, or -1 (the smallest box wins where boxes overlap)."""
+        hit = np.flatnonzero(
+            (np.abs(self.x - px) <= self.w / 2) & (np.abs(self.y - py) <= self.h / 2)
+        )
+        if not len(hit):
+            return -1
+        return int(hit[np.argmin(self.w[hit] * self.h[hit])])
+
+    def visible(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        """Indices of items whose boxes meet the rectangle."""
+        return np.flatnonzero(
+            (self.x + self.w / 2 >= x0)
+            & (self.x - self.w / 2 <= x1)
+            & (self.y + self.h / 2 >= y0)
+            & (self.y - self.h / 2 <= y1)
+        )
+
+    def visible_edges(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        b = self.edge_box
+        return np.flatnonzero((b[:, 2] >= x0) & (b[:, 0] <= x1) & (b[:, 3] >= y0) & (b[:, 1] <= y1))
+
+
+def build_drawing(
+    graph: Graph,
+    expanded: Collection[str] = (),
+    *,
+    direction: str = "TB",
+    show_weights: bool = True,
+    order_hint: dict[str, float] | None = None,
+    categories: dict[str, str] | None = None,
+    details: dict[int, str] | None = None,
+) -> Drawing:
+    """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
+
+    ``order_hint`` maps item keys (node or tensor ids) to their previous x so that a relayout
+    keeps the picture; ``categories`` maps op types to categories (for colours) and
+    ``details`` node positions to their key-attribute text.
+    """
+    kinds = ("input", "output", "weight") if show_weights else ("input", "output")
+    vis = visible_graph(graph, expanded, tensor_kinds=kinds)
+    h = Hierarchy(graph)
+    nn, nt = len(vis.node_items), len(vis.tensor_items)
+    n = nn + nt
+    title: list[str] = []
+    detail: list[str] = []
+    cat: list[str] = []
+    kind = np.zeros(n, dtype=np.int64)
+    cats = categories or {}
+    det = details or {}
+    for k, i in enumerate(vis.node_items.tolist()):
+        node = graph.nodes[i]
+        if h.is_group[i]:
+            kind[k] = KIND_GROUP
+            title.append(str(node.metadata.get("name") or node.op_type))
+            detail.append(f"{int(h.child_count[i])} inside")
+            cat.append("group")
+        else:
+            title.append(node.op_type)
+            detail.append(det.get(i, ""))
+            cat.append(cats.get(node.op_type, "custom"))
+    for t in vis.tensor_items.tolist():
+        ten = graph.tensors[t]
+        title.append(ten.id)
+        detail.append(shape_text(ten))
+        cat.append(ten.kind)
+    kind[nn:] = KIND_TENSOR
+    lengths = np.fromiter(
+        (max(len(a), len(b) * 0.85) for a, b in zip(title, detail, strict=True)),
+        dtype=np.float64,
+        count=n,
+    )
+    w = np.maximum(MIN_W, lengths * CHAR_W + PAD)
+    has_detail = np.fromiter((bool(d) for d in detail), dtype=bool, count=n)
+    hh = np.where(
+        kind == KIND_TENSOR,
+        np.where(has_detail, TENSOR_H_DETAIL, TENSOR_H),
+        np.where(has_detail, NODE_H_DETAIL, NODE_H),
+    )
+    hint = None
+    if order_hint:
+        keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
+        keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
+        hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
+    res = layout(n, vis.edge_src, vis.edge_dst, w, hh, direction=direction, order_hint=hint)
+    labels = [shape_text(graph.tensors[t]) for t in vis.edge_tensor.tolist()]
+    d = Drawing(
+        x=res.x,
+        y=res.y,
+        w=w,
+        h=hh,
+        kind=kind,
+        title=title,
+        detail=detail,
+        category=cat,
+        item_node=np.concatenate([vis.node_items, np.full(nt, -1)]),
+        item_tensor=np.concatenate([np.full(nn, -1), vis.tensor_items]),
+        edges=res.points,
+        edge_src=vis.edge_src,
+        edge_dst=vis.edge_dst,
+        edge_tensor=vis.edge_tensor,
+        edge_label=labels,
+        width=res.width,
+        height=res.height,
+    )
+    d.edge_box = np.array(
+        [[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in res.points]
+    ).reshape(-1, 4)
+    d.frames = _frames(vis, d, h)
+    if d.frames:  # frames reach past the outermost boxes: grow the drawing to hold them
+        boxes = np.stack([b for _, b in d.frames])
+        shift_x = max(0.0, -float(boxes[:, 0].min()))
+        shift_y = max(0.0, -float(boxes[:, 1].min()))
+        if shift_x or shift_y:
+            off = np.array([shift_x, shift_y])
+            off4 = np.array([shift_x, shift_y, shift_x, shift_y])
+            d.x = d.x + shift_x
+            d.y = d.y + shift_y
+            d.edges = [p + off for p in d.edges]
+            d.edge_box = d.edge_box + off4
+            d.frames = [(g, b + off4) for g, b in d.frames]
+            boxes = boxes + off4
+        d.width = max(d.width + shift_x, float(boxes[:, 2].max()))
+        d.height = max(d.height + shift_y, float(boxes[:, 3].max()))
+    d.frame_titles = [_frame_title(graph, g) for g, _ in d.frames]
+    return d
+
+
+def _frame_title(graph: Graph, g: int) -> str:
+    node = graph.nodes[g]
+    name = node.metadata.get("name") or node.id
+    return f"{name}  ({node.op_type})" if node.op_type not in ("Scope", str(name)) else str(name)
+
+
+def _frames(vis: VisibleGraph, d: Drawing, h: Hierarchy) -> list[tuple[int, np.ndarray]]:
+    """Rectangles around each expanded group's items and inner frames, outermost first."""
+    boxes: dict[int, np.ndarray] = {}
+    for g in sorted(vis.frames.tolist(), key=lambda f: -int(h.depth[f])):
+        members = np.flatnonzero(vis.frame_of_item == g)
+        parts = (
+            [
+                np.array(
+                    [
+                        (d.x[members] - d.w[members] / 2).min(),
+                        (d.y[members] - d.h[members] / 2).min(),
+                        (d.x[members] + d.w[members] / 2).max(),
+                        (d.y[members] + d.h[members] / 2).max(),
+                    ]
+                )
+            ]
+            if len(members)
+            else []
+        )
+        parts += [boxes[f] for f in boxes if h.parent[f] == g]
+        if not parts:
+            continue
+        stack = np.stack(parts)
+        boxes[g] = np.array(
+            [
+                stack[:, 0].min() - FRAME_PAD,
+                stack[:, 1].min() - FRAME_PAD - FRAME_TITLE,
+                stack[:, 2].max() + FRAME_PAD,
+                stack[:, 3].max() + FRAME_PAD,
+            ]
+        )
+    return sorted(boxes.items(), key=lambda f: int(h.depth[f[0]]))

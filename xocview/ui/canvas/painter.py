@@ -1,0 +1,175 @@
+"""Painting a Drawing by level of detail: far out plain boxes, closer titles, close everything.
+
+One function paints for the interactive view, PNG and SVG export alike. Only what meets the
+exposed rectangle is painted (array filters, not item lookups), so a frame costs what is on
+screen, not what is in the graph.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainter, QPainterPath, QPolygonF
+
+from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, Drawing
+from xocview.ui.canvas.style import Style
+
+__all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing"]
+
+LOD_TITLES = 0.3  # pixels per scene unit from which titles are drawn
+LOD_DETAIL = 0.65  # ... and from which attributes, curves, arrows and shape labels
+
+
+def paint_drawing(
+    painter: QPainter,
+    d: Drawing,
+    style: Style,
+    rect: QRectF,
+    scale: float,
+    selected: int = -1,
+    highlighted: set[int] | None = None,
+) -> None:
+    """Paint the part of ``d`` inside ``rect`` (scene units) at ``scale`` pixels per unit."""
+    x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
+    detail = scale >= LOD_DETAIL
+    titles = scale >= LOD_TITLES
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, titles)
+    _frames(painter, d, style, x0, y0, x1, y1, titles)
+    _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
+    items = d.visible(x0, y0, x1, y1)
+    _boxes(painter, d, style, items, titles, detail)
+    if selected >= 0:
+        painter.setPen(style.selection_pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(_rect(d, selected, 3.0), 6, 6)
+
+
+def _rect(d: Drawing, i: int, grow: float = 0.0) -> QRectF:
+    return QRectF(
+        d.x[i] - d.w[i] / 2 - grow, d.y[i] - d.h[i] / 2 - grow, d.w[i] + 2 * grow, d.h[i] + 2 * grow
+    )
+
+
+def _frames(
+    painter: QPainter,
+    d: Drawing,
+    style: Style,
+    x0: float,
+    y0: float,
+    x1: float,
+    y1: float,
+    titles: bool,
+) -> None:
+    for k, (_g, box) in enumerate(d.frames):
+        fx0, fy0, fx1, fy1 = box
+        if fx1 < x0 or fx0 > x1 or fy1 < y0 or fy0 > y1:
+            continue
+        painter.setPen(style.frame_pen)
+        painter.setBrush(style.frame_brush)
+        painter.drawRoundedRect(QRectF(fx0, fy0, fx1 - fx0, fy1 - fy0), 10, 10)
+        if titles:
+            painter.setPen(style.text)
+            painter.setFont(style.detail_font)
+            painter.drawText(
+                frame_title_rect(box),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                f"\u2212  {d.frame_titles[k]}",
+            )
+
+
+def frame_title_rect(box: np.ndarray) -> QRectF:
+    """Where a frame's title (and its collapse control) is drawn and clicked."""
+    return QRectF(box[0] + 10, box[1] + 4, box[2] - box[0] - 20, 16)
+
+
+def _edges(
+    painter: QPainter,
+    d: Drawing,
+    style: Style,
+    edges: np.ndarray,
+    detail: bool,
+    highlighted: set[int],
+) -> None:
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setPen(style.edge_pen)
+    later = []
+    for e in edges.tolist():
+        if e in highlighted:
+            later.append(e)
+            continue
+        _edge(painter, d.edges[e], detail, style)
+    painter.setPen(style.edge_pen_highlight)
+    for e in later:
+        _edge(painter, d.edges[e], detail, style)
+    if detail:
+        painter.setFont(style.label_font)
+        painter.setPen(style.text)
+        for e in edges.tolist():
+            label = d.edge_label[e]
+            pts = d.edges[e]
+            if label and label != "?" and len(pts) >= 2:
+                mx, my = (pts[0] + pts[1]) / 2 if len(pts) == 2 else pts[len(pts) // 2]
+                painter.drawText(QPointF(mx + 4, my), label)
+
+
+def _edge(painter: QPainter, pts: np.ndarray, detail: bool, style: Style) -> None:
+    if not detail:
+        painter.drawPolyline(QPolygonF([QPointF(px, py) for px, py in pts.tolist()]))
+        return
+    path = QPainterPath(QPointF(*pts[0]))
+    if len(pts) == 2:
+        path.lineTo(QPointF(*pts[1]))
+    else:  # a smooth curve through the dummies: quadratic pieces between midpoints
+        for k in range(1, len(pts) - 1):
+            mid = (pts[k] + pts[k + 1]) / 2
+            path.quadTo(QPointF(*pts[k]), QPointF(*mid))
+        path.lineTo(QPointF(*pts[-1]))
+    painter.drawPath(path)
+    _arrow(painter, pts[-2], pts[-1], style)
+
+
+def _arrow(painter: QPainter, a: np.ndarray, b: np.ndarray, style: Style) -> None:
+    ang = math.atan2(b[1] - a[1], b[0] - a[0])
+    size = 7.0
+    left = QPointF(b[0] - size * math.cos(ang - 0.4), b[1] - size * math.sin(ang - 0.4))
+    right = QPointF(b[0] - size * math.cos(ang + 0.4), b[1] - size * math.sin(ang + 0.4))
+    brush = painter.brush()
+    painter.setBrush(painter.pen().color())
+    painter.drawPolygon(QPolygonF([QPointF(*b), left, right]))
+    painter.setBrush(brush)
+
+
+def _boxes(
+    painter: QPainter, d: Drawing, style: Style, items: np.ndarray, titles: bool, detail: bool
+) -> None:
+    painter.setPen(style.border if titles else Qt.PenStyle.NoPen)
+    for i in items.tolist():
+        painter.setBrush(style.fill(d.category[i]))
+        r = _rect(d, i)
+        if d.kind[i] == KIND_TENSOR:
+            painter.drawRoundedRect(r, r.height() / 2, r.height() / 2)
+        elif titles:
+            painter.drawRoundedRect(r, 5, 5)
+        else:
+            painter.drawRect(r)
+    if not titles:
+        return
+    painter.setPen(style.text)
+    for i in items.tolist():
+        r = _rect(d, i)
+        if detail and d.detail[i]:
+            top = QRectF(r.left(), r.top() + 4, r.width(), r.height() / 2 - 2)
+            bottom = QRectF(r.left(), r.center().y() + 1, r.width(), r.height() / 2 - 5)
+            painter.setFont(style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font)
+            painter.drawText(top, Qt.AlignmentFlag.AlignCenter, d.title[i])
+            painter.setFont(style.detail_font)
+            painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter, d.detail[i])
+        else:
+            painter.setFont(style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font)
+            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, d.title[i])
+        if d.kind[i] == KIND_GROUP and detail:
+            painter.drawText(
+                QRectF(r.right() - 16, r.top() + 2, 14, 14), Qt.AlignmentFlag.AlignCenter, "+"
+            )

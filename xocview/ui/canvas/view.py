@@ -1,0 +1,238 @@
+"""The graph view: pan, zoom around the cursor, select, toggle groups, walk with the arrows.
+
+The scene holds no items: the view paints the document's Drawing in drawBackground, so a
+frame costs what is on screen whatever the size of the graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
+
+from xocview.ui.canvas.drawing import KIND_GROUP
+from xocview.ui.canvas.painter import frame_title_rect, paint_drawing
+from xocview.ui.canvas.style import theme
+from xocview.ui.document import Document
+
+__all__ = ["GraphView"]
+
+MIN_SCALE, MAX_SCALE = 0.002, 4.0
+_MARGIN = 40.0
+
+
+class GraphView(QGraphicsView):
+    """Shows one Document; every change of the document repaints it."""
+
+    def __init__(
+        self, doc: Document, parent: QWidget | None = None, theme_name: str = "light"
+    ) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.theme_name = theme_name
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        doc.drawing_changed.connect(self._on_drawing)
+        doc.selection_changed.connect(self.viewport().update)
+        self._sync_scene_rect()
+        self._press: QPointF | None = None
+
+    # -- painting -------------------------------------------------------------------------
+
+    @property
+    def scale_factor(self) -> float:
+        return float(self.transform().m11())
+
+    def set_theme(self, name: str) -> None:
+        self.theme_name = name
+        self.viewport().update()
+
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
+        rect = QRectF(rect)
+        style = theme(self.theme_name)
+        painter.fillRect(rect, style.background)
+        item = self.doc.selected_item()
+        highlighted: set[int] = set()
+        if item >= 0:
+            d = self.doc.drawing
+            highlighted = set(np.flatnonzero((d.edge_src == item) | (d.edge_dst == item)).tolist())
+        paint_drawing(painter, self.doc.drawing, style, rect, self.scale_factor, item, highlighted)
+
+    def _sync_scene_rect(self) -> None:
+        d = self.doc.drawing
+        self.scene().setSceneRect(
+            QRectF(-_MARGIN, -_MARGIN, d.width + 2 * _MARGIN, d.height + 2 * _MARGIN)
+        )
+
+    def _on_drawing(self) -> None:
+        self._sync_scene_rect()
+        self.viewport().update()
+
+    # -- zoom and pan ---------------------------------------------------------------------
+
+    def zoom_by(self, factor: float) -> None:
+        target = min(MAX_SCALE, max(MIN_SCALE, self.scale_factor * factor))
+        factor = target / self.scale_factor
+        self.scale(factor, factor)
+
+    def zoom_to(self, scale: float) -> None:
+        self.zoom_by(scale / self.scale_factor)
+
+    def fit(self) -> None:
+        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.scale_factor > 1.0:
+            self.zoom_to(1.0)
+
+    def focus_selection(self) -> None:
+        item = self.doc.selected_item()
+        if item >= 0:
+            d = self.doc.drawing
+            if self.scale_factor < 0.7:
+                self.zoom_to(1.0)
+            self.centerOn(QPointF(d.x[item], d.y[item]))
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self.zoom_by(1.15**steps)
+        event.accept()
+
+    # -- clicks ---------------------------------------------------------------------------
+
+    def _hit(self, pos: QPointF) -> tuple[str, int]:
+        """What is under a viewport point: ("item", k), ("frame", group), ("edge", e) or none."""
+        p = self.mapToScene(pos.toPoint())
+        d = self.doc.drawing
+        k = d.item_at(p.x(), p.y())
+        if k >= 0:
+            return "item", k
+        for g, box in reversed(d.frames):
+            if frame_title_rect(box).contains(p):
+                return "frame", g
+        tol = 6.0 / max(self.scale_factor, 1e-6)
+        for e in d.visible_edges(p.x() - tol, p.y() - tol, p.x() + tol, p.y() + tol).tolist():
+            if _near_polyline(d.edges[e], p.x(), p.y(), tol):
+                return "edge", e
+        return "none", -1
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._press = event.position()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        if self._press is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        moved = (event.position() - self._press).manhattanLength()
+        self._press = None
+        if moved > 4:
+            return  # a drag (pan), not a click
+        what, k = self._hit(event.position())
+        d = self.doc.drawing
+        if what == "item":
+            if d.item_node[k] >= 0:
+                self.doc.select_node(int(d.item_node[k]))
+            else:
+                self.doc.select_tensor(int(d.item_tensor[k]))
+        elif what == "edge":
+            self.doc.select_tensor(int(d.edge_tensor[k]))
+        elif what == "none":
+            self.doc.clear_selection()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        what, k = self._hit(event.position())
+        d = self.doc.drawing
+        if what == "item" and d.kind[k] == KIND_GROUP:
+            self.toggle_group(int(d.item_node[k]), event.position())
+        elif what == "frame":
+            self.toggle_group(k, event.position())
+        else:
+            super().mouseDoubleClickEvent(event)
+
+    def toggle_group(self, group: int, at: QPointF | None = None) -> None:
+        """Toggle a group and keep it under the cursor (or where it was on screen)."""
+        before = self._anchor_of(group)
+        self.doc.toggle(group)
+        after = self._anchor_of(group)
+        if before is not None and after is not None:
+            delta = after - before
+            center = self.mapToScene(self.viewport().rect().center())
+            self.centerOn(center + delta)
+
+    def _anchor_of(self, group: int) -> QPointF | None:
+        d = self.doc.drawing
+        hits = np.flatnonzero(d.item_node == group)
+        if len(hits):
+            k = int(hits[0])
+            return QPointF(d.x[k], d.y[k] - d.h[k] / 2)
+        for g, box in d.frames:
+            if g == group:
+                return QPointF((box[0] + box[2]) / 2, box[1])
+        return None
+
+    # -- keyboard -------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_0:
+            self.fit()
+        elif key == Qt.Key.Key_F:
+            self.focus_selection()
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom_by(0.8)
+        elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_Left, Qt.Key.Key_Right):
+            self.step(key)
+        elif key == Qt.Key.Key_Escape:
+            self.doc.clear_selection()
+        else:
+            super().keyPressEvent(event)
+
+    def step(self, key: int) -> None:
+        """Move the selection to a predecessor (up), successor (down) or neighbour (sides)."""
+        d = self.doc.drawing
+        item = self.doc.selected_item()
+        if item < 0:
+            return
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            cands = (
+                d.edge_src[d.edge_dst == item]
+                if key == Qt.Key.Key_Up
+                else d.edge_dst[d.edge_src == item]
+            )
+            if not len(cands):
+                return
+            nxt = int(cands[np.argmin(np.abs(d.x[cands] - d.x[item]))])
+        else:
+            same = np.flatnonzero(np.abs(d.y - d.y[item]) < 1.0)
+            side = (
+                same[d.x[same] < d.x[item]]
+                if key == Qt.Key.Key_Left
+                else same[d.x[same] > d.x[item]]
+            )
+            if not len(side):
+                return
+            nxt = int(side[np.argmin(np.abs(d.x[side] - d.x[item]))])
+        if d.item_node[nxt] >= 0:
+            self.doc.select_node(int(d.item_node[nxt]))
+        else:
+            self.doc.select_tensor(int(d.item_tensor[nxt]))
+        self.ensureVisible(
+            QRectF(d.x[nxt] - d.w[nxt] / 2, d.y[nxt] - d.h[nxt] / 2, d.w[nxt], d.h[nxt]), 40, 40
+        )
+
+
+def _near_polyline(pts: np.ndarray, px: float, py: float, tol: float) -> bool:
+    a, b = pts[:-1], pts[1:]
+    ab = b - a
+    ap = np.array([px, py]) - a
+    t = np.clip((ap * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
+    closest = a + ab * t[:, None]
+    return bool((np.hypot(*(closest - [px, py]).T) <= tol).any())

@@ -1,0 +1,148 @@
+"""One open graph and its view state: expanded groups, direction, the drawing, the selection.
+
+Widgets observe it through signals and never change the model behind its back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from xocview.model import Graph, Hierarchy
+from xocview.model.hierarchy import VisibleGraph  # noqa: F401  (re-exported for panels)
+from xocview.ui.canvas.drawing import Drawing, build_drawing
+
+__all__ = ["Document", "initial_expanded"]
+
+_START_EXPANDED_BELOW = 400  # graphs with fewer leaves open with every group expanded
+
+
+def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
+    """Groups open at first sight: all of them for a small graph, none for a large one."""
+    leaves = int((~h.is_group).sum())
+    if leaves >= _START_EXPANDED_BELOW:
+        return set()
+    return {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
+
+
+class Document(QObject):
+    """A graph opened from ``path`` and everything the views show of it."""
+
+    drawing_changed = Signal()
+    selection_changed = Signal()
+
+    def __init__(
+        self,
+        graph: Graph,
+        path: Path | None = None,
+        fmt: str = "",
+        categories: dict[str, str] | None = None,
+        details: dict[int, str] | None = None,
+        drawing: Drawing | None = None,
+        expanded: set[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.graph = graph
+        self.path = path
+        self.format = fmt
+        self.hierarchy = Hierarchy(graph)
+        self.direction = "TB"
+        self.show_weights = True
+        self.categories = categories or {}
+        self.details = details or {}
+        self.expanded: set[str] = (
+            expanded if expanded is not None else initial_expanded(graph, self.hierarchy)
+        )
+        self.selected_node = -1
+        self.selected_tensor = -1
+        self.drawing: Drawing = drawing if drawing is not None else self._build(None)
+
+    @property
+    def title(self) -> str:
+        return self.path.name if self.path else self.graph.name
+
+    # -- view state --------------------------------------------------------------------------
+
+    def _build(self, previous: Drawing | None) -> Drawing:
+        hint = None
+        if previous is not None:
+            hint = {}
+            for k in range(previous.count):
+                i, t = int(previous.item_node[k]), int(previous.item_tensor[k])
+                key = self.graph.nodes[i].id if i >= 0 else self.graph.tensors[t].id
+                hint[key] = float(previous.x[k] if self.direction == "TB" else previous.y[k])
+        return build_drawing(
+            self.graph,
+            self.expanded,
+            direction=self.direction,
+            show_weights=self.show_weights,
+            order_hint=hint,
+            categories=self.categories,
+            details=self.details,
+        )
+
+    def relayout(self, keep_order: bool = True) -> None:
+        self.drawing = self._build(self.drawing if keep_order else None)
+        self.drawing_changed.emit()
+
+    def toggle(self, group: int) -> None:
+        """Expand a collapsed group or collapse an expanded one (by node position)."""
+        gid = self.graph.nodes[group].id
+        if gid in self.expanded:
+            self.expanded.discard(gid)  # inner groups keep their state for the next expand
+        else:
+            self.expanded.add(gid)
+        self.relayout()
+
+    def set_level(self, level: int | None) -> None:
+        """Expand every group above ``level`` (None: all groups)."""
+        h = self.hierarchy
+        self.expanded = {
+            self.graph.nodes[i].id
+            for i in range(len(self.graph.nodes))
+            if h.is_group[i] and (level is None or h.depth[i] < level)
+        }
+        self.relayout(keep_order=False)
+
+    def set_direction(self, direction: str) -> None:
+        self.direction = direction
+        self.relayout(keep_order=False)
+
+    def set_show_weights(self, show: bool) -> None:
+        self.show_weights = show
+        self.relayout()
+
+    def reveal(self, node: int) -> None:
+        """Expand the collapsed groups around ``node`` so that it gets a box of its own."""
+        closed = [
+            a for a in self.hierarchy.ancestors(node) if self.graph.nodes[a].id not in self.expanded
+        ]
+        if closed:
+            self.expanded.update(self.graph.nodes[a].id for a in closed)
+            self.relayout()
+
+    # -- selection ---------------------------------------------------------------------------
+
+    def select_node(self, node: int) -> None:
+        self.selected_node, self.selected_tensor = node, -1
+        self.selection_changed.emit()
+
+    def select_tensor(self, tensor: int) -> None:
+        self.selected_node, self.selected_tensor = -1, tensor
+        self.selection_changed.emit()
+
+    def clear_selection(self) -> None:
+        self.selected_node = self.selected_tensor = -1
+        self.selection_changed.emit()
+
+    def selected_item(self) -> int:
+        """The drawing item of the selection, or -1 when it has none (hidden, or nothing)."""
+        d = self.drawing
+        if self.selected_node >= 0:
+            hits = (d.item_node == self.selected_node).nonzero()[0]
+        elif self.selected_tensor >= 0:
+            hits = (d.item_tensor == self.selected_tensor).nonzero()[0]
+        else:
+            return -1
+        return int(hits[0]) if len(hits) else -1

@@ -1,0 +1,369 @@
+"""The main window: one tab per graph, the inspector dock, menus with standard shortcuts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+)
+
+from xocview import __version__
+from xocview.errors import XocviewError
+from xocview.model import Graph
+from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.view import GraphView
+from xocview.ui.document import Document
+from xocview.ui.panels.inspector import Inspector
+from xocview.ui.render import render_to_file
+from xocview.ui.workers import LoadJob
+
+__all__ = ["MainWindow"]
+
+FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;All files (*)"
+MAX_RECENT = 10
+
+
+class MainWindow(QMainWindow):
+    """Opens files in tabs; ``errors`` keeps the messages shown for files that failed."""
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or QSettings("xocview", "xocview")
+        self.setWindowTitle("xocview")
+        self.resize(1280, 860)
+        self.setAcceptDrops(True)
+        self.theme_name = str(self.settings.value("theme", "light"))
+        self.errors: list[str] = []
+        self.jobs: list[LoadJob] = []
+        self.pool = QThreadPool.globalInstance()
+        self.tabs = QTabWidget(self)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.setCentralWidget(self.tabs)
+        self.inspector = Inspector(self)
+        dock = QDockWidget("Inspector", self)
+        dock.setObjectName("inspector")
+        dock.setWidget(self.inspector)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self._progress = QProgressBar(self)
+        self._progress.setRange(0, 0)
+        self._progress.setMaximumWidth(160)
+        self._cancel = QPushButton("Cancel", self)
+        self._cancel.clicked.connect(self.cancel_loading)
+        self._status = QLabel(self)
+        bar = self.statusBar()
+        bar.addWidget(self._status, 1)
+        bar.addPermanentWidget(self._progress)
+        bar.addPermanentWidget(self._cancel)
+        self._set_busy(False)
+        self._make_menus()
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("state")
+        if state is not None:
+            self.restoreState(state)
+
+    # -- menus ------------------------------------------------------------------------------
+
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        slot: Callable[..., object],
+        shortcut: str | QKeySequence.StandardKey | None = None,
+        checkable: bool = False,
+    ) -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        act.triggered.connect(slot)
+        menu.addAction(act)
+        return act
+
+    def _make_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self._action(f, "&Open...", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = f.addMenu("Open &Recent")
+        self._fill_recent()
+        self._action(f, "&Reload", self.reload, QKeySequence.StandardKey.Refresh)
+        self._action(f, "Export Image (PNG)...", lambda: self.export_dialog(".png"), "Ctrl+E")
+        self._action(f, "Export Image (SVG)...", lambda: self.export_dialog(".svg"), "Ctrl+Shift+E")
+        self._action(
+            f,
+            "&Close Tab",
+            lambda: self.close_tab(self.tabs.currentIndex()),
+            QKeySequence.StandardKey.Close,
+        )
+        f.addSeparator()
+        self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        v = mb.addMenu("&View")
+        self._action(
+            v, "Zoom &In", lambda: self._view_do("zoom_by", 1.25), QKeySequence.StandardKey.ZoomIn
+        )
+        self._action(
+            v, "Zoom &Out", lambda: self._view_do("zoom_by", 0.8), QKeySequence.StandardKey.ZoomOut
+        )
+        self._action(v, "&Fit", lambda: self._view_do("fit"), "Ctrl+0")
+        self._action(v, "&Actual Size", lambda: self._view_do("zoom_to", 1.0), "Ctrl+1")
+        v.addSeparator()
+        self._action(v, "&Expand All", lambda: self._doc_do("set_level", None), "Ctrl+Shift+X")
+        self._action(v, "&Collapse All", lambda: self._doc_do("set_level", 0), "Ctrl+Shift+C")
+        levels = v.addMenu("Collapse to &Level")
+        for n in range(1, 6):
+            self._action(
+                levels,
+                f"Level {n}",
+                lambda _=False, n=n: self._doc_do("set_level", n),
+                f"Ctrl+Alt+{n}",
+            )
+        v.addSeparator()
+        group = QActionGroup(self)
+        tb = self._action(
+            v,
+            "Top to Bottom",
+            lambda: self._doc_do("set_direction", "TB"),
+            "Ctrl+Shift+T",
+            checkable=True,
+        )
+        lr = self._action(
+            v,
+            "Left to Right",
+            lambda: self._doc_do("set_direction", "LR"),
+            "Ctrl+Shift+L",
+            checkable=True,
+        )
+        group.addAction(tb)
+        group.addAction(lr)
+        tb.setChecked(True)
+        self.weights_action = self._action(
+            v,
+            "Weights as Nodes",
+            lambda on: self._doc_do("set_show_weights", bool(on)),
+            "Ctrl+Shift+W",
+            checkable=True,
+        )
+        self.weights_action.setChecked(True)
+        v.addSeparator()
+        themes = QActionGroup(self)
+        for name in ("light", "dark"):
+            act = self._action(
+                v,
+                f"{name.title()} Theme",
+                lambda _=False, n=name: self.set_theme(n),
+                checkable=True,
+            )
+            themes.addAction(act)
+            act.setChecked(name == self.theme_name)
+        h = mb.addMenu("&Help")
+        self._action(
+            h, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
+        )
+        self._action(h, "&About xocview", self.show_about)
+
+    def _view(self) -> GraphView | None:
+        w = self.tabs.currentWidget()
+        return w if isinstance(w, GraphView) else None
+
+    def _view_do(self, name: str, *args: object) -> None:
+        view = self._view()
+        if view is not None:
+            getattr(view, name)(*args)
+
+    def _doc_do(self, name: str, *args: object) -> None:
+        view = self._view()
+        if view is not None:
+            getattr(view.doc, name)(*args)
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def open_dialog(self) -> None:
+        start = str(self.settings.value("last_dir", str(Path.home())))
+        files, _ = QFileDialog.getOpenFileNames(self, "Open graphs", start, FILE_FILTER)
+        for name in files:
+            self.open_path(Path(name))
+
+    def open_path(self, path: Path) -> LoadJob:
+        """Start loading ``path`` in the background; a tab opens when it is ready."""
+        job = LoadJob(path)
+        job.signals.done.connect(self._loaded)
+        job.signals.failed.connect(self._failed)
+        self.jobs.append(job)
+        self._set_busy(True, f"Opening {path.name}...")
+        self.pool.start(job)
+        return job
+
+    def add_document(
+        self,
+        graph: Graph,
+        path: Path | None,
+        drawing: Drawing | None = None,
+        expanded: set[str] | None = None,
+        fmt: str = "",
+    ) -> GraphView:
+        doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
+        view = GraphView(doc, self, self.theme_name)
+        index = self.tabs.addTab(view, doc.title)
+        self.tabs.setTabToolTip(index, str(path) if path else doc.title)
+        self.tabs.setCurrentIndex(index)
+        view.fit()
+        return view
+
+    def _loaded(
+        self, job: LoadJob, graph: Graph, drawing: Drawing, expanded: set[str], fmt: str
+    ) -> None:
+        self._finish(job)
+        if job.cancelled:
+            return
+        self.add_document(graph, job.path, drawing, expanded, fmt)
+        self._remember(job.path)
+
+    def _failed(self, job: LoadJob, message: str) -> None:
+        self._finish(job)
+        if job.cancelled:
+            return
+        self.errors.append(message)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Cannot open file",
+            message,
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): other files keep opening
+
+    def _finish(self, job: LoadJob) -> None:
+        if job in self.jobs:
+            self.jobs.remove(job)
+        self._set_busy(bool(self.jobs))
+
+    def cancel_loading(self) -> None:
+        for job in self.jobs:
+            job.cancelled = True
+        self.jobs.clear()
+        self._set_busy(False)
+
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        self._progress.setVisible(busy)
+        self._cancel.setVisible(busy)
+        self._status.setText(text if busy else "")
+
+    def reload(self) -> None:
+        view = self._view()
+        if view is not None and view.doc.path is not None:
+            index = self.tabs.currentIndex()
+            self.close_tab(index)
+            self.open_path(view.doc.path)
+
+    def close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget is not None:
+            self.tabs.removeTab(index)
+            widget.deleteLater()
+
+    def _tab_changed(self, _index: int) -> None:
+        view = self._view()
+        self.inspector.set_document(view.doc if view else None)
+
+    # -- recent files, drag and drop, export --------------------------------------------------
+
+    def _remember(self, path: Path) -> None:
+        recent = [str(path.resolve())] + [p for p in self.recent() if p != str(path.resolve())]
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+        self.settings.setValue("last_dir", str(path.resolve().parent))
+        self._fill_recent()
+
+    def recent(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            return [value]
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for name in self.recent():
+            self._action(self.recent_menu, name, lambda _=False, n=name: self.open_path(Path(n)))
+        self.recent_menu.setEnabled(bool(self.recent()))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.open_path(Path(url.toLocalFile()))
+        event.acceptProposedAction()
+
+    def export_dialog(self, suffix: str) -> None:
+        view = self._view()
+        if view is None:
+            return
+        base = view.doc.path.with_suffix(suffix) if view.doc.path else Path(f"graph{suffix}")
+        name, _ = QFileDialog.getSaveFileName(self, "Export image", str(base), f"Image (*{suffix})")
+        if name:
+            self.export(Path(name))
+
+    def export(self, path: Path) -> None:
+        view = self._view()
+        if view is None:
+            return
+        try:
+            render_to_file(view.doc.drawing, path, self.theme_name)
+        except XocviewError as e:
+            self._failed(LoadJob(path), str(e))
+
+    def set_theme(self, name: str) -> None:
+        self.theme_name = name
+        self.settings.setValue("theme", name)
+        for k in range(self.tabs.count()):
+            view = self.tabs.widget(k)
+            if isinstance(view, GraphView):
+                view.set_theme(name)
+
+    # -- help, closing ----------------------------------------------------------------------
+
+    def show_shortcuts(self) -> None:
+        text = (
+            "0 fit   F focus selection   + / - zoom   arrows: predecessor, successor, "
+            "neighbours\nDouble-click a group (or a frame title) to expand or collapse it"
+            "\nCtrl+O open   Ctrl+E export PNG   Ctrl+W close tab"
+        )
+        QMessageBox.information(self, "Keyboard shortcuts", text)
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About xocview",
+            f"xocview {__version__}\nA viewer for ONNX, NNVM/MXNet/TVM, LightNet and XOC graphs.",
+        )
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        self.cancel_loading()
+        super().closeEvent(event)

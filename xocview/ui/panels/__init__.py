@@ -1,0 +1,1 @@
+"""Dock panels: the inspector of the selection and the graph."""

@@ -1,0 +1,198 @@
+"""The inspector: the selected node, tensor or (with nothing selected) the whole graph.
+
+A tree of name/value rows; tensors and nodes named in it are links (double-click selects
+them), and every value can be copied (Ctrl+C or the context menu).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from xocview.model import DTYPES
+from xocview.model.summary import shape_text, summarize
+from xocview.ui.document import Document
+
+__all__ = ["Inspector"]
+
+_LINK_ROLE = Qt.ItemDataRole.UserRole + 1  # ("node" | "tensor", position)
+
+
+class Inspector(QWidget):
+    """Follows one document's selection; ``set_document`` switches documents (tabs)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc: Document | None = None
+        self.tree = QTreeWidget(self)
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderLabels(["Property", "Value"])
+        self.tree.setColumnWidth(0, 150)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        copy = QAction("Copy value", self.tree)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.triggered.connect(self.copy_value)
+        self.tree.addAction(copy)
+        self.tree.itemDoubleClicked.connect(self._follow)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+
+    def set_document(self, doc: Document | None) -> None:
+        if self.doc is not None:
+            self.doc.selection_changed.disconnect(self.refresh)
+        self.doc = doc
+        if doc is not None:
+            doc.selection_changed.connect(self.refresh)
+        self.refresh()
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.tree.clear()
+        doc = self.doc
+        if doc is None:
+            return
+        if doc.selected_node >= 0:
+            self._node(doc, doc.selected_node)
+        elif doc.selected_tensor >= 0:
+            self._tensor(doc, doc.selected_tensor)
+        else:
+            self._graph(doc)
+        self.tree.expandToDepth(0)
+
+    def rows(self) -> dict[str, str]:
+        """Top-level rows as {property: value} (what tests and users read)."""
+        out = {}
+        for k in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(k)
+            if item is not None:
+                out[item.text(0)] = item.text(1)
+        return out
+
+    def _row(
+        self,
+        parent: QTreeWidget | QTreeWidgetItem,
+        name: str,
+        value: object = "",
+        link: tuple[str, int] | None = None,
+    ) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([name, str(value)])
+        item.setToolTip(1, str(value))
+        if link is not None:
+            item.setData(0, _LINK_ROLE, link)
+            font = item.font(1)
+            font.setUnderline(True)
+            item.setFont(1, font)
+        if isinstance(parent, QTreeWidget):
+            parent.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        return item
+
+    def _tree(self, parent: QTreeWidget | QTreeWidgetItem, name: str, value: Any) -> None:
+        """Nested metadata as an expandable tree."""
+        if isinstance(value, dict):
+            node = self._row(parent, name, f"{{{len(value)}}}" if value else "{}")
+            for k, v in value.items():
+                self._tree(node, str(k), v)
+        elif isinstance(value, list) and value and any(isinstance(v, (dict, list)) for v in value):
+            node = self._row(parent, name, f"[{len(value)}]")
+            for k, v in enumerate(value):
+                self._tree(node, f"[{k}]", v)
+        else:
+            self._row(
+                parent,
+                name,
+                json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value,
+            )
+
+    def _tensor_row(self, parent: QTreeWidgetItem, doc: Document, t: int) -> None:
+        ten = doc.graph.tensors[t]
+        self._row(parent, ten.id, f"{ten.kind}  {shape_text(ten)}  {ten.dtype}", ("tensor", t))
+
+    def _node(self, doc: Document, i: int) -> None:
+        g = doc.graph
+        node = g.nodes[i]
+        t = self.tree
+        self._row(t, "Node", node.id)
+        self._row(t, "Op type", node.op_type)
+        attrs = self._row(t, "Attributes", str(len(node.attributes)))
+        for name, value in node.attributes.items():
+            self._tree(attrs, name, value)
+        ins = self._row(t, "Inputs", str(len(node.inputs)))
+        for k in node.inputs:
+            self._tensor_row(ins, doc, k)
+        outs = self._row(t, "Outputs", str(len(node.outputs)))
+        for k in node.outputs:
+            self._tensor_row(outs, doc, k)
+        if doc.hierarchy.is_group[i]:
+            self._row(t, "Group", f"{int(doc.hierarchy.child_count[i])} children")
+        self._tree(t, "Metadata", node.metadata)
+
+    def _tensor(self, doc: Document, ti: int) -> None:
+        g = doc.graph
+        ten = g.tensors[ti]
+        t = self.tree
+        self._row(t, "Tensor", ten.id)
+        self._row(t, "Kind", ten.kind)
+        self._row(t, "Shape", shape_text(ten))
+        self._row(t, "Dtype", ten.dtype)
+        bits = DTYPES[ten.dtype].bits if ten.dtype in DTYPES else None
+        if bits and all(d >= 0 for d in ten.shape) and not ten.metadata.get("rank_unknown"):
+            count = int(np.prod(ten.shape, dtype=np.int64))
+            self._row(t, "Size", f"{count * bits // 8:,} bytes ({count:,} elements)")
+        p = int(g.index.producer[ti])
+        self._row(
+            t, "Producer", g.nodes[p].id if p >= 0 else "(none)", ("node", p) if p >= 0 else None
+        )
+        cons = self._row(t, "Consumers", str(len(g.index.consumers_of(ti))))
+        for c in g.index.consumers_of(ti).tolist():
+            self._row(cons, g.nodes[c].id, g.nodes[c].op_type, ("node", c))
+        self._tree(t, "Metadata", ten.metadata)
+
+    def _graph(self, doc: Document) -> None:
+        g = doc.graph
+        s = summarize(g)
+        t = self.tree
+        self._row(t, "Graph", s.name)
+        self._row(t, "Id", s.id)
+        self._row(t, "File", str(doc.path) if doc.path else "")
+        self._row(t, "Format", doc.format)
+        self._row(t, "Nodes", f"{s.num_nodes} ({s.num_groups} groups, depth {s.hierarchy_depth})")
+        self._row(t, "Tensors", f"{s.num_tensors}")
+        self._row(t, "Parameters", f"{s.parameters:,}")
+        ins = self._row(t, "Inputs", str(len(g.inputs)))
+        for k in g.inputs:
+            self._tensor_row(ins, doc, k)
+        outs = self._row(t, "Outputs", str(len(g.outputs)))
+        for k in g.outputs:
+            self._tensor_row(outs, doc, k)
+        ops = self._row(t, "Operators", str(len(s.op_histogram)))
+        for op, n in s.op_histogram:
+            self._row(ops, op, n)
+        self._tree(t, "Metadata", g.metadata)
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def copy_value(self) -> None:
+        item = self.tree.currentItem()
+        if item is not None:
+            QGuiApplication.clipboard().setText(item.text(1) or item.text(0))
+
+    def _follow(self, item: QTreeWidgetItem, _column: int) -> None:
+        link = item.data(0, _LINK_ROLE)
+        if not link or self.doc is None:
+            return
+        kind, pos = link
+        if kind == "node":
+            self.doc.reveal(pos)
+            self.doc.select_node(pos)
+        else:
+            self.doc.select_tensor(pos)
