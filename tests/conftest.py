@@ -10,10 +10,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+def corpus_path(*parts: str) -> Path:
+    """A file or folder under ../shared/corpus, or a skip naming what is absent."""
+    path = SHARED.joinpath("corpus", *parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (tests read ../shared/corpus beside the repo, never a copy)")
+    return path
+
+
 @pytest.fixture
 def corpus() -> Path:
     """../shared/corpus, or a skip when this checkout has no shared folder beside it."""
-    folder = SHARED / "corpus"
-    if not folder.is_dir():
-        pytest.skip("../shared/corpus is absent (tests read the shared corpus, never a copy)")
-    return folder
+    return corpus_path()

@@ -29,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
         ns = parser.parse_args(_with_default_command(args))
+        ns.debug = debug  # a subcommand's default would hide a --debug given before it
         return int(ns.func(ns))
     except XocviewError as e:
         if debug:
@@ -64,15 +65,16 @@ def _with_default_command(args: list[str]) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    p = argparse.ArgumentParser(  # --debug is accepted before the command too
         prog="xocview",
         description="View, check and convert neural-network graphs "
         "(ONNX, NNVM/MXNet/TVM JSON, LightNet JSON IR, XOC JSON).",
         epilog="With no command, xocview opens the given files (xocview FILE ...).",
+        parents=[common],
     )
     p.add_argument("--version", action="version", version=f"xocview {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     def add(
@@ -106,6 +108,8 @@ def _cmd_open(ns: argparse.Namespace) -> int:
         try:
             _print_info(name)
         except XocviewError as e:
+            if ns.debug:
+                traceback.print_exc()
             print(f"xocview: error: {e}", file=sys.stderr)
             status = EXIT_FINDINGS
     return status
@@ -141,11 +145,11 @@ def _print_info(name: str) -> None:
 
 
 def _cmd_convert(ns: argparse.Namespace) -> int:
-    graph = registry.load(ns.input)
     out = Path(ns.output)
-    if out.suffix.lower() != ".json":
+    if out.suffix.lower() != ".json":  # a usage error: refused before reading the input
         print(f"xocview: error: {out}: the output must be a .json file (XOC JSON)", file=sys.stderr)
         return EXIT_USAGE
+    graph = registry.load(ns.input)
     registry.save(graph, out)
     print(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
     return EXIT_OK

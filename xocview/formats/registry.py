@@ -29,6 +29,7 @@ def detect(source: Source) -> ModuleType:
     share ``.json`` and files are often misnamed. Raises UnknownFormatError listing every
     format tried and why it refused.
     """
+    _ = source.data  # a missing or unreadable file fails here, once, with its own message
     suffix = source.path.suffix.lower()
     ordered = sorted(FORMATS, key=lambda f: suffix not in f.EXTENSIONS)
     reasons: dict[str, str] = {}
