@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def test_check_of_a_valid_sample_exits_0(name: str) -> None:
     assert out.stdout.splitlines()[-1].startswith(f"{path}: 0 errors, ")
 
 
-@pytest.mark.parametrize("command", [["info"], ["check"], ["open"], []])
+@pytest.mark.parametrize("command", [["info"], ["check"], ["render"]])
 @pytest.mark.parametrize(
     ("path", "message"),
     [(MISSING, "no such file"), (NOT_A_GRAPH, "not a graph file any format accepts")],
@@ -164,13 +165,14 @@ def test_check_of_a_valid_sample_exits_0(name: str) -> None:
 def test_a_failure_is_one_line_and_debug_adds_the_traceback(
     command: list[str], path: str, message: str
 ) -> None:
-    out = run(*command, path)
+    extra = ["out.png"] if command == ["render"] else []
+    out = run(*command, path, *extra)
     assert out.returncode == 1
     assert out.stdout == ""
     assert out.stderr.startswith(f"xocview: error: {path}: {message}")
     assert len(out.stderr.splitlines()) == 1
     assert "Traceback" not in out.stderr
-    for debug in (run(*command, path, "--debug"), run("--debug", *command, path)):
+    for debug in (run(*command, path, *extra, "--debug"), run("--debug", *command, path, *extra)):
         assert debug.returncode == 1, debug.stderr
         assert debug.stderr.startswith("Traceback (most recent call last):")
         assert debug.stderr.splitlines()[-1] == out.stderr.strip()
@@ -184,26 +186,48 @@ def test_a_failure_of_convert_is_one_line(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_open_without_files_is_a_usage_error() -> None:
-    out = run()
-    assert out.returncode == 2
-    assert out.stderr.startswith("xocview: no file given")
-
-
-def test_a_broken_file_spares_the_next_ones() -> None:
-    out = run(FIVE_FAULTS, SIMPLE)
+def test_opening_without_a_display_says_so_instead_of_crashing() -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "xocview", SIMPLE],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 1
-    assert out.stderr.startswith(f"xocview: error: {FIVE_FAULTS}: nodes[0].inputs[1]: ")
-    assert len(out.stderr.splitlines()) == 1
-    assert f"file:       {SIMPLE}" in out.stdout.splitlines()
-    assert "graph:      simple_model (id simple_model)" in out.stdout.splitlines()
+    assert out.stderr.startswith("xocview: error: no display to open a window on")
 
 
-def test_a_broken_file_after_a_good_one_still_fails_the_run() -> None:
-    out = run(SIMPLE, MISSING)
+@pytest.mark.parametrize(
+    ("args", "suffix"),
+    [([], ".png"), (["--level", "1"], ".png"), (["--expand-all", "--theme", "dark"], ".svg")],
+)
+def test_render_draws_a_file_headless(tmp_path: Path, args: list[str], suffix: str) -> None:
+    target = tmp_path / f"tiny{suffix}"
+    out = run("render", TINY, str(target), *args)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"wrote {target} (")
+    data = target.read_bytes()
+    if suffix == ".png":
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert out.stdout.strip().endswith(f"({width}x{height})")
+        assert width > 100 and height > 100
+    else:
+        assert b"<svg" in data and b"MatMul" in data
+
+
+def test_render_refuses_other_extensions(tmp_path: Path) -> None:
+    out = run("render", TINY, str(tmp_path / "tiny.gif"))
     assert out.returncode == 1
-    assert out.stdout.startswith(f"file:       {SIMPLE}\n")
-    assert out.stderr == f"xocview: error: {MISSING}: no such file\n"
+    assert "cannot render to '.gif'" in out.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_convert_reproduces_the_corpus_example_byte_for_byte(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The command line: open (the GUI), info, convert, check.
+"""The command line: open (the GUI), info, convert, check, render.
 
 Errors print one line naming the file and the place and exit non-zero; ``--debug`` adds the
 traceback. The GUI is imported only inside the function that starts it.
@@ -7,6 +7,7 @@ traceback. The GUI is imported only inside the function that starts it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-_COMMANDS = ("open", "info", "convert", "check")
+_COMMANDS = ("open", "info", "convert", "check", "render")
 
 
 def _with_default_command(args: list[str]) -> list[str]:
@@ -91,28 +92,42 @@ def _parser() -> argparse.ArgumentParser:
     sp = add("convert", _cmd_convert, "convert a graph to XOC JSON")
     sp.add_argument("input", metavar="IN")
     sp.add_argument("output", metavar="OUT.json")
+    sp = add("render", _cmd_render, "draw a graph to PNG or SVG without a window")
+    sp.add_argument("input", metavar="FILE")
+    sp.add_argument("output", metavar="OUT.png|OUT.svg")
+    grp = sp.add_mutually_exclusive_group()
+    grp.add_argument("--expand-all", action="store_true", help="open every group")
+    grp.add_argument("--level", type=int, metavar="N", help="open groups above depth N")
+    sp.add_argument("--theme", choices=("light", "dark"), default="light")
+    sp.add_argument("--direction", choices=("TB", "LR"), default="TB")
+    sp.add_argument("--scale", type=float, default=1.0, help="pixels per layout unit (PNG)")
     sp = add("check", _cmd_check, "validate a graph; exit 1 on any error")
     sp.add_argument("file", metavar="FILE")
     return p
 
 
 def _cmd_open(ns: argparse.Namespace) -> int:
-    """Until the viewer lands, opening prints each file's summary (one failure spares the rest)."""
-    status = EXIT_OK
-    if not ns.files:
-        print("xocview: no file given; try `xocview FILE` or `xocview --help`", file=sys.stderr)
-        return EXIT_USAGE
-    for i, name in enumerate(ns.files):
-        if i:
-            print()
-        try:
-            _print_info(name)
-        except XocviewError as e:
-            if ns.debug:
-                traceback.print_exc()
-            print(f"xocview: error: {e}", file=sys.stderr)
-            status = EXIT_FINDINGS
-    return status
+    """The viewer, one tab per file; a file that fails shows its message, the rest open."""
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        or os.environ.get("QT_QPA_PLATFORM")
+    ):
+        print("xocview: error: no display to open a window on; use `xocview info FILE` or "
+              "`xocview render FILE OUT.png`", file=sys.stderr)
+        return EXIT_FINDINGS
+    from xocview.ui.app import run_gui  # Qt only when a window is wanted
+
+    return run_gui(ns.files)
+
+
+def _cmd_render(ns: argparse.Namespace) -> int:
+    from xocview.ui.headless import render_file
+
+    out = Path(ns.output)
+    width, height = render_file(Path(ns.input), out, level=ns.level, expand_all=ns.expand_all,
+                                theme=ns.theme, direction=ns.direction, scale=ns.scale)
+    print(f"wrote {out} ({width}x{height})")
+    return EXIT_OK
 
 
 def _cmd_info(ns: argparse.Namespace) -> int:

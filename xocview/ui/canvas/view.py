@@ -8,17 +8,35 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
-from xocview.ui.canvas.drawing import KIND_GROUP
+from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
 from xocview.ui.canvas.painter import frame_title_rect, paint_drawing
-from xocview.ui.canvas.style import theme
+from xocview.ui.canvas.style import Style, theme
 from xocview.ui.document import Document
 
 __all__ = ["GraphView"]
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
+OVERVIEW_FROM_ITEMS = 3000  # graphs with at least this many boxes get a cached overview
+OVERVIEW_PIXELS = 4096  # longest side of the overview picture
+
+
+def _overview_scale(d: Drawing) -> float:
+    return OVERVIEW_PIXELS / max(d.width, d.height, 1.0)
+
+
+def render_overview(d: Drawing, style: Style, scale: float) -> QImage:
+    """The whole drawing at ``scale`` (boxes and straight edges), painted once."""
+    image = QImage(max(1, round(d.width * scale)), max(1, round(d.height * scale)),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(style.background)
+    painter = QPainter(image)
+    painter.scale(scale, scale)
+    paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale)
+    painter.end()
+    return image
 _MARGIN = 40.0
 
 
@@ -40,6 +58,7 @@ class GraphView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         doc.drawing_changed.connect(self._on_drawing)
         doc.selection_changed.connect(self.viewport().update)
+        self._overview: tuple[tuple[int, str], QImage] | None = None
         self._sync_scene_rect()
         self._press: QPointF | None = None
 
@@ -63,6 +82,23 @@ class GraphView(QGraphicsView):
             d = self.doc.drawing
             highlighted = set(np.flatnonzero((d.edge_src == item) | (d.edge_dst == item)).tolist())
         paint_drawing(painter, self.doc.drawing, style, rect, self.scale_factor, item, highlighted)
+
+    def _use_overview(self) -> bool:
+        """Far out on a big graph, one cached picture of the whole drawing is painted instead
+        of every box, so that a frame stays within budget however many nodes there are."""
+        d = self.doc.drawing
+        if d.count < OVERVIEW_FROM_ITEMS:
+            return False
+        return self.scale_factor <= _overview_scale(d) * 1.5
+
+    def _paint_overview(self, painter: QPainter, rect: QRectF) -> None:
+        d = self.doc.drawing
+        key = (id(d), self.theme_name)
+        if self._overview is None or self._overview[0] != key:
+            self._overview = (key, render_overview(d, theme(self.theme_name),
+                                                   _overview_scale(d)))
+        image = self._overview[1]
+        painter.drawImage(QRectF(0, 0, d.width, d.height), image)
 
     def _sync_scene_rect(self) -> None:
         d = self.doc.drawing

@@ -1,0 +1,46 @@
+"""`xocview render`: a graph drawn to PNG or SVG without a window."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtGui import QGuiApplication
+
+from xocview.formats import load
+from xocview.model import Hierarchy
+from xocview.ui.canvas.drawing import build_drawing
+from xocview.ui.document import initial_expanded
+from xocview.ui.render import render_to_file
+
+__all__ = ["ensure_gui_application", "render_file"]
+
+
+def ensure_gui_application() -> QGuiApplication:
+    """A QGuiApplication for fonts and painting; offscreen when there is no display."""
+    existing = QGuiApplication.instance()
+    if isinstance(existing, QGuiApplication):
+        return existing
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+            or sys.platform in ("darwin", "win32")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return QGuiApplication(sys.argv[:1])
+
+
+def render_file(source: Path, target: Path, *, level: int | None = None,
+                expand_all: bool = False, theme: str = "light", direction: str = "TB",
+                scale: float = 1.0) -> tuple[int, int]:
+    """Load ``source``, lay it out and draw it into ``target``; returns the image size."""
+    ensure_gui_application()
+    graph = load(source)
+    h = Hierarchy(graph)
+    if expand_all:
+        expanded = {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
+    elif level is not None:
+        expanded = {graph.nodes[i].id for i in range(len(graph.nodes))
+                    if h.is_group[i] and h.depth[i] < level}
+    else:
+        expanded = initial_expanded(graph, h)
+    drawing = build_drawing(graph, expanded, direction=direction)
+    return render_to_file(drawing, target, theme, scale)
