@@ -22,15 +22,25 @@ def ensure_gui_application() -> QGuiApplication:
     existing = QGuiApplication.instance()
     if isinstance(existing, QGuiApplication):
         return existing
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-            or sys.platform in ("darwin", "win32")):
+    if not (
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+        or sys.platform in ("darwin", "win32")
+    ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     return QGuiApplication(sys.argv[:1])
 
 
-def render_file(source: Path, target: Path, *, level: int | None = None,
-                expand_all: bool = False, theme: str = "light", direction: str = "TB",
-                scale: float = 1.0) -> tuple[int, int]:
+def render_file(
+    source: Path,
+    target: Path,
+    *,
+    level: int | None = None,
+    expand_all: bool = False,
+    theme: str = "light",
+    direction: str = "TB",
+    scale: float = 1.0,
+) -> tuple[int, int]:
     """Load ``source``, lay it out and draw it into ``target``; returns the image size."""
     ensure_gui_application()
     graph = load(source)
@@ -38,8 +48,11 @@ def render_file(source: Path, target: Path, *, level: int | None = None,
     if expand_all:
         expanded = {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
     elif level is not None:
-        expanded = {graph.nodes[i].id for i in range(len(graph.nodes))
-                    if h.is_group[i] and h.depth[i] < level}
+        expanded = {
+            graph.nodes[i].id
+            for i in range(len(graph.nodes))
+            if h.is_group[i] and h.depth[i] < level
+        }
     else:
         expanded = initial_expanded(graph, h)
     drawing = build_drawing(graph, expanded, direction=direction)

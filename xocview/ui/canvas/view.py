@@ -29,14 +29,19 @@ def _overview_scale(d: Drawing) -> float:
 
 def render_overview(d: Drawing, style: Style, scale: float) -> QImage:
     """The whole drawing at ``scale`` (boxes and straight edges), painted once."""
-    image = QImage(max(1, round(d.width * scale)), max(1, round(d.height * scale)),
-                   QImage.Format.Format_ARGB32_Premultiplied)
+    image = QImage(
+        max(1, round(d.width * scale)),
+        max(1, round(d.height * scale)),
+        QImage.Format.Format_ARGB32_Premultiplied,
+    )
     image.fill(style.background)
     painter = QPainter(image)
     painter.scale(scale, scale)
     paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale)
     painter.end()
     return image
+
+
 _MARGIN = 40.0
 
 
@@ -76,6 +81,9 @@ class GraphView(QGraphicsView):
         rect = QRectF(rect)
         style = theme(self.theme_name)
         painter.fillRect(rect, style.background)
+        if self._use_overview():
+            self._paint_overview(painter, rect)
+            return
         item = self.doc.selected_item()
         highlighted: set[int] = set()
         if item >= 0:
@@ -95,10 +103,16 @@ class GraphView(QGraphicsView):
         d = self.doc.drawing
         key = (id(d), self.theme_name)
         if self._overview is None or self._overview[0] != key:
-            self._overview = (key, render_overview(d, theme(self.theme_name),
-                                                   _overview_scale(d)))
+            self._overview = (key, render_overview(d, theme(self.theme_name), _overview_scale(d)))
         image = self._overview[1]
         painter.drawImage(QRectF(0, 0, d.width, d.height), image)
+        item = self.doc.selected_item()
+        if item >= 0:  # the selection stays visible far out
+            painter.setPen(theme(self.theme_name).selection_pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(
+                QRectF(d.x[item] - d.w[item] / 2, d.y[item] - d.h[item] / 2, d.w[item], d.h[item])
+            )
 
     def _sync_scene_rect(self) -> None:
         d = self.doc.drawing
