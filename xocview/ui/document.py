@@ -37,8 +37,6 @@ class Document(QObject):
         graph: Graph,
         path: Path | None = None,
         fmt: str = "",
-        categories: dict[str, str] | None = None,
-        details: dict[int, str] | None = None,
         drawing: Drawing | None = None,
         expanded: set[str] | None = None,
     ) -> None:
@@ -49,8 +47,6 @@ class Document(QObject):
         self.hierarchy = Hierarchy(graph)
         self.direction = "TB"
         self.show_weights = True
-        self.categories = categories or {}
-        self.details = details or {}
         self.expanded: set[str] = (
             expanded if expanded is not None else initial_expanded(graph, self.hierarchy)
         )
@@ -78,8 +74,6 @@ class Document(QObject):
             direction=self.direction,
             show_weights=self.show_weights,
             order_hint=hint,
-            categories=self.categories,
-            details=self.details,
         )
 
     def relayout(self, keep_order: bool = True) -> None:

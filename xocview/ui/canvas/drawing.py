@@ -6,13 +6,13 @@ for 50k nodes is numpy work and the painter only reads arrays.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from xocview.layout import layout
-from xocview.model import Graph, Hierarchy, VisibleGraph, visible_graph
+from xocview.model import Graph, Hierarchy, Node, VisibleGraph, opfacts, visible_graph
 from xocview.model.summary import shape_text
 
 __all__ = ["Drawing", "build_drawing"]
@@ -89,14 +89,14 @@ def build_drawing(
     direction: str = "TB",
     show_weights: bool = True,
     order_hint: dict[str, float] | None = None,
-    categories: dict[str, str] | None = None,
-    details: dict[int, str] | None = None,
+    categories: Callable[[str], str] = opfacts.category,
+    details: Callable[[Node], str] = opfacts.key_attributes,
 ) -> Drawing:
     """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
 
     ``order_hint`` maps item keys (node or tensor ids) to their previous x so that a relayout
-    keeps the picture; ``categories`` maps op types to categories (for colours) and
-    ``details`` node positions to their key-attribute text.
+    keeps the picture; ``categories`` gives an op type's category (for colours) and
+    ``details`` a node's key-attribute text (``3x3 /2``).
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
@@ -107,8 +107,8 @@ def build_drawing(
     detail: list[str] = []
     cat: list[str] = []
     kind = np.zeros(n, dtype=np.int64)
-    cats = categories or {}
-    det = details or {}
+    cats = categories
+    det = details
     for k, i in enumerate(vis.node_items.tolist()):
         node = graph.nodes[i]
         if h.is_group[i]:
@@ -118,8 +118,8 @@ def build_drawing(
             cat.append("group")
         else:
             title.append(node.op_type)
-            detail.append(det.get(i, ""))
-            cat.append(cats.get(node.op_type, "custom"))
+            detail.append(det(node))
+            cat.append(cats(node.op_type))
     for t in vis.tensor_items.tolist():
         ten = graph.tensors[t]
         title.append(ten.id)

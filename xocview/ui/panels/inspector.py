@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from xocview.model import DTYPES
+from xocview.model import DTYPES, opfacts
 from xocview.model.summary import shape_text, summarize
 from xocview.ui.document import Document
 
@@ -134,6 +134,11 @@ class Inspector(QWidget):
             self._tensor_row(outs, doc, k)
         if doc.hierarchy.is_group[i]:
             self._row(t, "Group", f"{int(doc.hierarchy.child_count[i])} children")
+        else:
+            self._row(t, "Category", opfacts.category(node.op_type))
+            ops = opfacts.flops(g, i)
+            self._row(t, "FLOPs", f"{ops:,}" if ops is not None else "unknown")
+            self._row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
         self._tree(t, "Metadata", node.metadata)
 
     def _tensor(self, doc: Document, ti: int) -> None:
@@ -168,6 +173,8 @@ class Inspector(QWidget):
         self._row(t, "Nodes", f"{s.num_nodes} ({s.num_groups} groups, depth {s.hierarchy_depth})")
         self._row(t, "Tensors", f"{s.num_tensors}")
         self._row(t, "Parameters", f"{s.parameters:,}")
+        total, unknown = opfacts.graph_flops(g)
+        self._row(t, "FLOPs", f"{total:,}" + (f" ({unknown} nodes unknown)" if unknown else ""))
         ins = self._row(t, "Inputs", str(len(g.inputs)))
         for k in g.inputs:
             self._tensor_row(ins, doc, k)
