@@ -109,11 +109,15 @@ def _parser() -> argparse.ArgumentParser:
 def _cmd_open(ns: argparse.Namespace) -> int:
     """The viewer, one tab per file; a file that fails shows its message, the rest open."""
     if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
         or os.environ.get("QT_QPA_PLATFORM")
     ):
-        print("xocview: error: no display to open a window on; use `xocview info FILE` or "
-              "`xocview render FILE OUT.png`", file=sys.stderr)
+        print(
+            "xocview: error: no display to open a window on; use `xocview info FILE` or "
+            "`xocview render FILE OUT.png`",
+            file=sys.stderr,
+        )
         return EXIT_FINDINGS
     from xocview.ui.app import run_gui  # Qt only when a window is wanted
 
@@ -124,8 +128,15 @@ def _cmd_render(ns: argparse.Namespace) -> int:
     from xocview.ui.headless import render_file
 
     out = Path(ns.output)
-    width, height = render_file(Path(ns.input), out, level=ns.level, expand_all=ns.expand_all,
-                                theme=ns.theme, direction=ns.direction, scale=ns.scale)
+    width, height = render_file(
+        Path(ns.input),
+        out,
+        level=ns.level,
+        expand_all=ns.expand_all,
+        theme=ns.theme,
+        direction=ns.direction,
+        scale=ns.scale,
+    )
     print(f"wrote {out} ({width}x{height})")
     return EXIT_OK
 

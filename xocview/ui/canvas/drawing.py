@@ -17,7 +17,7 @@ from xocview.model.summary import shape_text
 
 __all__ = ["Drawing", "build_drawing"]
 
-CHAR_W = 7.0  # average width of a title character at the base font size
+CHAR_W = 7.8  # average width of a bold title character at the base font size
 NODE_H = 34.0
 NODE_H_DETAIL = 46.0
 TENSOR_H = 24.0
