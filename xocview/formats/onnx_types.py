@@ -38,6 +38,8 @@ class TypeTable:
                 self.types.setdefault(name, tp)
 
     def _complete(self, g: onnx.GraphProto) -> bool:
+        if len(g.node) and not len(g.value_info):
+            return False  # exporters that store no value_info: no need to look further
         known = self.types
         return all(not out or out in known for node in g.node for out in node.output)
 
