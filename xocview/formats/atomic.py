@@ -5,18 +5,26 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from xocview.errors import FormatError
 
-__all__ = ["write_text_atomic"]
+__all__ = ["write_atomic", "write_text_atomic"]
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` so that readers see the old file or the new, never half.
+    """Write ``text`` (UTF-8, LF line ends) so that readers see the old file or the new."""
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Let ``write`` fill a temporary file beside ``path``, then rename it over ``path``.
 
     Raises FormatError naming the path when the folder is missing or not writable; the
     temporary file is removed on any failure and an existing file keeps its permissions.
+    Exceptions other than OSError raised by ``write`` pass through unchanged.
     """
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -27,8 +35,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     except OSError as e:
         raise FormatError(str(path), "", f"cannot save: {e.strerror}") from e
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         if mode is None:

@@ -1,24 +1,41 @@
 """The inspector: the selected node, tensor or (with nothing selected) the whole graph.
 
 A tree of name/value rows; tensors and nodes named in it are links (double-click selects
-them), and every value can be copied (Ctrl+C or the context menu).
+them), and every value can be copied (Ctrl+C or the context menu). A weight with values also
+gets statistics rows, a histogram and a "Save as .npy..." button under the tree.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QMessageBox,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from xocview.model import DTYPES, opfacts
+from xocview.errors import FormatError, XocviewError
+from xocview.formats.atomic import write_atomic
+from xocview.model import DTYPES, Tensor, opfacts
 from xocview.model.summary import shape_text, summarize
+from xocview.model.tensor_stats import TensorStats, stats
 from xocview.ui.document import Document
+from xocview.ui.panels.histogram import HistogramWidget
 
-__all__ = ["Inspector"]
+__all__ = ["Inspector", "npy_name", "write_npy"]
 
 _LINK_ROLE = Qt.ItemDataRole.UserRole + 1  # ("node" | "tensor", position)
 
@@ -40,9 +57,24 @@ class Inspector(QWidget):
         copy.triggered.connect(self.copy_value)
         self.tree.addAction(copy)
         self.tree.itemDoubleClicked.connect(self._follow)
+        self.values: np.ndarray | None = None  # the shown weight's values, for Save
+        self.histogram = HistogramWidget(self)
+        self.save_button = QPushButton("Save as .npy...", self)
+        self.save_button.clicked.connect(self.ask_save_values)
+        self.values_strip = QWidget(self)
+        strip = QVBoxLayout(self.values_strip)
+        strip.setContentsMargins(4, 2, 4, 4)
+        strip.addWidget(self.histogram)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.save_button)
+        strip.addLayout(buttons)
+        self.values_strip.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
         layout.addWidget(self.tree)
+        layout.addWidget(self.values_strip)
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
@@ -56,6 +88,8 @@ class Inspector(QWidget):
 
     def refresh(self) -> None:
         self.tree.clear()
+        self.values = None
+        self.values_strip.hide()
         doc = self.doc
         if doc is None:
             return
@@ -153,6 +187,8 @@ class Inspector(QWidget):
         if bits and all(d >= 0 for d in ten.shape) and not ten.metadata.get("rank_unknown"):
             count = int(np.prod(ten.shape, dtype=np.int64))
             self._row(t, "Size", f"{count * bits // 8:,} bytes ({count:,} elements)")
+        if ten.has_data:
+            self._values(ten)
         p = int(g.index.producer[ti])
         self._row(
             t, "Producer", g.nodes[p].id if p >= 0 else "(none)", ("node", p) if p >= 0 else None
@@ -161,6 +197,29 @@ class Inspector(QWidget):
         for c in g.index.consumers_of(ti).tolist():
             self._row(cons, g.nodes[c].id, g.nodes[c].op_type, ("node", c))
         self._tree(t, "Metadata", ten.metadata)
+
+    def _values(self, ten: Tensor) -> None:
+        """Statistics rows and the histogram; reads lazy values now, on selection only."""
+        t = self.tree
+        try:
+            data = ten.data
+        except (XocviewError, OSError, ValueError) as e:  # missing or damaged external data
+            self._row(t, "Values", str(e))
+            return
+        if data is None:
+            return
+        self.values = data
+        self.values_strip.show()
+        s = stats(data)
+        if s is None:
+            self._row(t, "Values", f"{data.dtype} values have no statistics")
+            self.histogram.set_histogram(np.zeros(0), np.zeros(0))
+            return
+        if s.sampled:
+            self._row(t, "Values", f"statistics of {s.sample_count:,} of {s.count:,} (strided)")
+        for name, value in _stat_rows(s, data.dtype):
+            self._row(t, name, value)
+        self.histogram.set_histogram(s.histogram, s.bin_edges)
 
     def _graph(self, doc: Document) -> None:
         g = doc.graph
@@ -188,6 +247,32 @@ class Inspector(QWidget):
 
     # -- actions ----------------------------------------------------------------------------
 
+    def ask_save_values(self) -> None:
+        """Ask where to save the shown values (default: the tensor's id in the model's folder)."""
+        doc = self.doc
+        if self.values is None or doc is None or doc.selected_tensor < 0:
+            return
+        folder = doc.path.parent if doc.path is not None else Path.home()
+        name = npy_name(doc.graph.tensors[doc.selected_tensor].id)
+        chosen, _ = QFileDialog.getSaveFileName(
+            self, "Save values as .npy", str(folder / name), "NumPy arrays (*.npy)"
+        )
+        if not chosen:
+            return
+        path = Path(chosen)
+        if path.suffix.lower() != ".npy":
+            path = path.with_name(path.name + ".npy")
+        try:
+            self.save_values(path)
+        except XocviewError as e:
+            QMessageBox.warning(self, "Cannot save values", str(e))
+
+    def save_values(self, path: Path) -> None:
+        """Write the shown tensor's values to ``path``; raises FormatError as ``write_npy``."""
+        if self.values is None:
+            raise FormatError(str(path), "", "cannot save: the selection has no values")
+        write_npy(self.values, path)
+
     def copy_value(self) -> None:
         item = self.tree.currentItem()
         if item is not None:
@@ -203,3 +288,52 @@ class Inspector(QWidget):
             self.doc.select_node(pos)
         else:
             self.doc.select_tensor(pos)
+
+
+def _stat_rows(s: TensorStats, dtype: np.dtype) -> list[tuple[str, str]]:
+    """Name/value rows for the statistics; NaN and Inf counts only when there are some."""
+    whole = dtype.kind in "biu"
+    rows = [
+        ("Min", _number(s.min, whole)),
+        ("Max", _number(s.max, whole)),
+        ("Mean", _number(s.mean)),
+        ("Std", _number(s.std)),
+        ("Sparsity", _sparsity(s)),
+    ]
+    if s.nan_count:
+        rows.append(("NaN", f"{s.nan_count:,}"))
+    if s.inf_count:
+        rows.append(("Inf", f"{s.inf_count:,}"))
+    return rows
+
+
+def _sparsity(s: TensorStats) -> str:
+    if not s.sample_count:
+        return "n/a (no values)"
+    return f"{s.sparsity:.2%} ({s.zero_count:,} zero{'' if s.zero_count == 1 else 's'})"
+
+
+def _number(value: float, whole: bool = False) -> str:
+    if math.isnan(value):
+        return "n/a (no finite values)"
+    if whole:
+        return str(int(value))
+    return f"{value:.7g}"
+
+
+def npy_name(tensor_id: str) -> str:
+    """A file name for a tensor's values: characters unsafe in file names become ``_``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", tensor_id).strip("._")
+    return (stem or "tensor") + ".npy"
+
+
+def write_npy(array: np.ndarray, path: Path) -> None:
+    """``np.save`` to ``path`` atomically (see formats.atomic).
+
+    Raises FormatError naming the path when the folder is missing or not writable, or when the
+    values are Python objects (saving them would need pickle, which np.load refuses by default).
+    """
+    try:
+        write_atomic(path, lambda f: np.save(f, array, allow_pickle=False))
+    except ValueError as e:  # object arrays
+        raise FormatError(str(path), "", f"cannot save: {e}") from e
