@@ -33,6 +33,7 @@ from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.document import Document
 from xocview.ui.panels.inspector import Inspector
+from xocview.ui.panels.search import SearchPanel
 from xocview.ui.render import render_to_file
 from xocview.ui.workers import LoadJob
 
@@ -66,6 +67,14 @@ class MainWindow(QMainWindow):
         dock.setObjectName("inspector")
         dock.setWidget(self.inspector)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.search = SearchPanel(self)
+        self.search.jumped.connect(lambda: self._view_do("focus_selection"))
+        self.search_dock = QDockWidget("Search", self)
+        self.search_dock.setObjectName("search")
+        self.search_dock.setWidget(self.search)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.search_dock)
+        self.splitDockWidget(self.search_dock, dock, Qt.Orientation.Vertical)  # search on top
+        self.search_dock.hide()  # until Find
         self._progress = QProgressBar(self)
         self._progress.setRange(0, 0)
         self._progress.setMaximumWidth(160)
@@ -121,6 +130,8 @@ class MainWindow(QMainWindow):
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         v = mb.addMenu("&View")
+        self._action(v, "&Find...", self.show_search, QKeySequence.StandardKey.Find)
+        v.addSeparator()
         self._action(
             v, "Zoom &In", lambda: self._view_do("zoom_by", 1.25), QKeySequence.StandardKey.ZoomIn
         )
@@ -288,6 +299,12 @@ class MainWindow(QMainWindow):
     def _tab_changed(self, _index: int) -> None:
         view = self._view()
         self.inspector.set_document(view.doc if view else None)
+        self.search.set_document(view.doc if view else None)
+
+    def show_search(self) -> None:
+        self.search_dock.show()
+        self.search_dock.raise_()
+        self.search.focus_query()
 
     # -- recent files, drag and drop, export --------------------------------------------------
 
