@@ -162,3 +162,49 @@ def test_transpose_removes_a_crossing_a_swap_can_fix() -> None:
     adj = Adjacency(4, np.array([0, 1]), np.array([3, 2]))
     out = transpose(pos, rank, np.zeros(4, dtype=np.int64), adj)
     assert out.tolist() in ([0, 1, 1, 0], [1, 0, 0, 1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=graphs(), data=st.data())
+def test_clusters_hold_their_members_and_nothing_else(g: tuple, data: st.DataObject) -> None:
+    n, src, dst, w, h = g
+    if n == 0:
+        return
+    k = data.draw(st.integers(min_value=1, max_value=3))
+    parent = np.array(
+        [data.draw(st.integers(min_value=-1, max_value=c - 1)) for c in range(k)], dtype=np.int64
+    )
+    member = np.array(
+        data.draw(st.lists(st.integers(min_value=-1, max_value=k - 1), min_size=n, max_size=n)),
+        dtype=np.int64,
+    )
+    r = layout(n, src, dst, w, h, clusters=(member, parent))
+    assert not _boxes_overlap(r.x, r.y, w, h)
+
+    def inside(c: int, v: int) -> bool:
+        m = int(member[v])
+        while m >= 0:
+            if m == c:
+                return True
+            m = int(parent[m])
+        return False
+
+    for c, outline in enumerate(r.outlines):
+        if not len(outline):
+            continue
+        half = len(outline) // 2
+        right_side, left_side = outline[:half], outline[half:][::-1]
+        for v in range(n):
+            # the band of v's layer: outlines are one (top, bottom) pair of points per layer
+            band = [
+                b for b in range(0, half, 2) if right_side[b, 1] <= r.y[v] <= right_side[b + 1, 1]
+            ]
+            if inside(c, v):
+                assert band, "a member lies outside its cluster's layers"
+            if not band:
+                continue
+            lo, hi = left_side[band[0], 0], right_side[band[0], 0]
+            if inside(c, v):
+                assert lo <= r.x[v] - w[v] / 2 and r.x[v] + w[v] / 2 <= hi
+            else:
+                assert r.x[v] + w[v] / 2 <= lo + 1e-6 or r.x[v] - w[v] / 2 >= hi - 1e-6

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout.acyclic import feedback_edges
+from xocview.layout.clusters import BORDER_WIDTH, CLUSTER_PAD, Clusters, add_borders
 from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
@@ -35,6 +36,7 @@ class LayoutResult:
     reversed: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
     crossings: int = 0
     timings: dict[str, float] = field(default_factory=dict, repr=False)
+    outlines: list[np.ndarray] = field(default_factory=list, repr=False)
 
 
 def layout(
@@ -48,12 +50,15 @@ def layout(
     order_hint: np.ndarray | None = None,
     node_sep: float = 24.0,
     rank_sep: float = 48.0,
+    clusters: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> LayoutResult:
     """Lay out a directed graph in layers (Sugiyama): top-to-bottom ("TB") or left-to-right.
 
     ``order_hint``, one float per node (NaN for nodes it does not know), keeps the left-to-right
     order of a previous layout (pass its x) so that a relayout after collapse/expand stays
-    stable. Raises ValueError for inconsistent arrays or an unknown direction.
+    stable. ``clusters`` = (innermost cluster of each node or -1, parent of each cluster or -1)
+    keeps every cluster's nodes in one band; ``result.outlines`` gives each cluster's outline.
+    Raises ValueError for inconsistent arrays or an unknown direction.
     """
     n = int(num_nodes)
     src, dst, w, h = _checked(n, sources, targets, widths, heights, direction)
@@ -78,20 +83,40 @@ def layout(
     lg = normalize(n, ls, ld, rank)
     comp_real = components(n, ls, ld)
     comp = np.concatenate([comp_real, _dummy_components(lg, comp_real)])
+    cl = None
+    if clusters is not None and len(clusters[1]):
+        comp_real = _join_clusters(
+            comp_real, np.asarray(clusters[0], dtype=_I), np.asarray(clusters[1], dtype=_I)
+        )
+        comp = np.concatenate([comp_real, _dummy_components(lg, comp_real)])
+        lg, cl = add_borders(
+            lg, np.asarray(clusters[0], dtype=_I), np.asarray(clusters[1], dtype=_I)
+        )
+        comp = np.concatenate([comp, _border_components(cl, comp)])
     step("normalize")
     hint = None if order_hint is None else np.asarray(order_hint, dtype=np.float64)
-    pos = order_layers(lg, comp, hint)
+    pos = order_layers(lg, comp, hint, cl)
     layers = Layers(lg, comp)
     crossings = layers.crossings(pos)
     step("order")
     dummy = np.arange(lg.num_nodes) >= n
     w_all = np.concatenate([w, np.zeros(lg.num_nodes - n)])
+    if cl is not None:
+        w_all[cl.first_border :] = BORDER_WIDTH
     h_all = np.concatenate([h, np.zeros(lg.num_nodes - n)])
     ordered = [m[np.argsort(pos[m])] for m in layers.nodes]
     x = centered_layers(ordered, dummy, w_all, node_sep, node_sep / 2)
-    x = balance(x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2)
+    stiff = None
+    if cl is not None:
+        stiff = np.zeros(lg.num_nodes, dtype=bool)
+        stiff[cl.first_border :] = True
+    x = balance(
+        x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2, stiff=stiff
+    )
     x = side_by_side(x, w_all, comp, node_sep * 2)
-    y = layer_y(lg.rank, h_all, layers.count, rank_sep)[lg.rank] if n else np.zeros(0)
+    centres = layer_y(lg.rank, h_all, layers.count, rank_sep) if n else np.zeros(0)
+    y = centres[lg.rank] if n else np.zeros(0)
+    outlines = _outlines(cl, x, centres, lg.rank, h_all, layers.count) if cl is not None else []
     step("position")
     mask_rev = np.zeros(len(src), dtype=bool)
     mask_rev[np.flatnonzero(~loop)] = rev
@@ -101,9 +126,88 @@ def layout(
     if direction == "LR":
         x, y = y, x
         points = [p[:, ::-1].copy() for p in points]
+        outlines = [o[:, ::-1].copy() for o in outlines]
         w, h = h, w
     width, height = _extent(x, y, w, h, points)
-    return LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
+    for o in outlines:
+        if len(o):
+            width, height = max(width, float(o[:, 0].max())), max(height, float(o[:, 1].max()))
+    result = LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
+    result.outlines = outlines
+    return result
+
+
+def _join_clusters(comp: np.ndarray, member: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Components joined through clusters: a cluster's members must sit side by side with
+    each other, not with the components they came from."""
+    top = member.copy()
+    for _ in range(len(parent)):  # climb to each member's outermost cluster
+        up = np.where(top >= 0, parent[np.maximum(top, 0)], -1)
+        top = np.where(up >= 0, up, top)
+    label = np.arange(int(comp.max()) + 1 if len(comp) else 0, dtype=_I)
+    for c in np.unique(top[top >= 0]).tolist():
+        joined = np.unique(label[comp[top == c]])
+        label[np.isin(label, joined)] = joined.min()
+    _, relabelled = np.unique(label[comp], return_inverse=True)
+    return relabelled.reshape(-1).astype(_I)
+
+
+def _border_components(cl: Clusters, comp: np.ndarray) -> np.ndarray:
+    """A border node belongs to the component of its cluster's members."""
+    first = cl.first_border
+    comp_of = np.zeros(len(cl.parent), dtype=_I)
+    inner = cl.innermost()[:first]
+    has = inner >= 0
+    comp_of[inner[has]] = comp[:first][has]
+    # a cluster holding only clusters takes a child's component (deepest first)
+    for c in np.argsort(-cl.depth_of_cluster).tolist():
+        p = int(cl.parent[c])
+        if p >= 0 and not has[inner == p].any():
+            comp_of[p] = comp_of[c]
+    return comp_of[cl.border_cluster]
+
+
+def _outlines(
+    cl: Clusters,
+    x: np.ndarray,
+    centres: np.ndarray,
+    rank: np.ndarray,
+    heights: np.ndarray,
+    layers: int,
+) -> list[np.ndarray]:
+    """Each cluster's outline: down its right border, up its left border (TB coordinates).
+
+    Each layer's band spans the layer's tallest node plus half the gap to the next; a
+    cluster nested in another starting on the same layer is inset so titles do not collide.
+    """
+    tallest = np.zeros(layers)
+    np.maximum.at(tallest, rank, heights)
+    first = cl.first_border
+    # clusters nested in c: the outline of c is inset by that many steps less than theirs
+    below = np.zeros(len(cl.parent), dtype=_I)
+    for c in np.argsort(-cl.depth_of_cluster).tolist():
+        p = int(cl.parent[c])
+        if p >= 0:
+            below[p] = max(below[p], below[c] + 1)
+    outs = []
+    for c in range(len(cl.parent)):
+        pad = CLUSTER_PAD * (1 + below[c])
+        mine = np.flatnonzero(cl.border_cluster == c)
+        if not len(mine):
+            outs.append(np.zeros((0, 2)))
+            continue
+        ranks = cl.border_rank[mine]
+        left = x[first + mine[cl.side[first + mine] < 0]]
+        right = x[first + mine[cl.side[first + mine] > 0]]
+        rs = np.unique(ranks)
+        top = centres[rs] - tallest[rs] / 2 - pad
+        bottom = centres[rs] + tallest[rs] / 2 + pad
+        right_side = np.column_stack(
+            [np.repeat(right, 2), np.ravel(np.column_stack([top, bottom]))]
+        )
+        left_side = np.column_stack([np.repeat(left, 2), np.ravel(np.column_stack([top, bottom]))])
+        outs.append(np.vstack([right_side, left_side[::-1]]))
+    return outs
 
 
 def _dummy_components(lg: Layered, comp_real: np.ndarray) -> np.ndarray:

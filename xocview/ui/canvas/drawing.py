@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout import layout
-from xocview.model import Graph, Hierarchy, Node, VisibleGraph, opfacts, visible_graph
+from xocview.layout.clusters import CLUSTER_PAD
+from xocview.model import Graph, Hierarchy, Node, opfacts, visible_graph
 from xocview.model.summary import shape_text
 
 __all__ = ["Drawing", "build_drawing"]
@@ -24,8 +25,7 @@ TENSOR_H = 24.0
 TENSOR_H_DETAIL = 34.0
 MIN_W = 72.0
 PAD = 20.0
-FRAME_PAD = 16.0
-FRAME_TITLE = 22.0
+FRAME_TITLE = 16.0
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 
@@ -49,7 +49,7 @@ class Drawing:
     edge_dst: np.ndarray
     edge_tensor: np.ndarray
     edge_label: list[str]
-    frames: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (node, x0 y0 x1 y1)
+    frames: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (group, outline)
     frame_titles: list[str] = field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
@@ -143,7 +143,29 @@ def build_drawing(
         keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
         keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
         hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
-    res = layout(n, vis.edge_src, vis.edge_dst, w, hh, direction=direction, order_hint=hint)
+    frames = vis.frames.tolist()
+    clusters = None
+    rank_sep = 48.0
+    if frames:
+        slot = {g: k for k, g in enumerate(frames)}
+        item_cluster = np.array(
+            [slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64
+        )
+        parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
+        clusters = (item_cluster, parent)
+        nesting = int(h.depth[frames].max() - h.depth[frames].min()) + 1
+        rank_sep = 40.0 + 2 * CLUSTER_PAD * nesting + FRAME_TITLE
+    res = layout(
+        n,
+        vis.edge_src,
+        vis.edge_dst,
+        w,
+        hh,
+        direction=direction,
+        order_hint=hint,
+        rank_sep=rank_sep,
+        clusters=clusters,
+    )
     labels = [shape_text(graph.tensors[t]) for t in vis.edge_tensor.tolist()]
     d = Drawing(
         x=res.x,
@@ -167,22 +189,8 @@ def build_drawing(
     d.edge_box = np.array(
         [[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in res.points]
     ).reshape(-1, 4)
-    d.frames = _frames(vis, d, h)
-    if d.frames:  # frames reach past the outermost boxes: grow the drawing to hold them
-        boxes = np.stack([b for _, b in d.frames])
-        shift_x = max(0.0, -float(boxes[:, 0].min()))
-        shift_y = max(0.0, -float(boxes[:, 1].min()))
-        if shift_x or shift_y:
-            off = np.array([shift_x, shift_y])
-            off4 = np.array([shift_x, shift_y, shift_x, shift_y])
-            d.x = d.x + shift_x
-            d.y = d.y + shift_y
-            d.edges = [p + off for p in d.edges]
-            d.edge_box = d.edge_box + off4
-            d.frames = [(g, b + off4) for g, b in d.frames]
-            boxes = boxes + off4
-        d.width = max(d.width + shift_x, float(boxes[:, 2].max()))
-        d.height = max(d.height + shift_y, float(boxes[:, 3].max()))
+    d.frames = [(g, o) for g, o in zip(frames, res.outlines, strict=True) if len(o)]
+    d.frames.sort(key=lambda f: int(h.depth[f[0]]))  # outermost first, painted first
     d.frame_titles = [_frame_title(graph, g) for g, _ in d.frames]
     return d
 
@@ -191,37 +199,3 @@ def _frame_title(graph: Graph, g: int) -> str:
     node = graph.nodes[g]
     name = node.metadata.get("name") or node.id
     return f"{name}  ({node.op_type})" if node.op_type not in ("Scope", str(name)) else str(name)
-
-
-def _frames(vis: VisibleGraph, d: Drawing, h: Hierarchy) -> list[tuple[int, np.ndarray]]:
-    """Rectangles around each expanded group's items and inner frames, outermost first."""
-    boxes: dict[int, np.ndarray] = {}
-    for g in sorted(vis.frames.tolist(), key=lambda f: -int(h.depth[f])):
-        members = np.flatnonzero(vis.frame_of_item == g)
-        parts = (
-            [
-                np.array(
-                    [
-                        (d.x[members] - d.w[members] / 2).min(),
-                        (d.y[members] - d.h[members] / 2).min(),
-                        (d.x[members] + d.w[members] / 2).max(),
-                        (d.y[members] + d.h[members] / 2).max(),
-                    ]
-                )
-            ]
-            if len(members)
-            else []
-        )
-        parts += [boxes[f] for f in boxes if h.parent[f] == g]
-        if not parts:
-            continue
-        stack = np.stack(parts)
-        boxes[g] = np.array(
-            [
-                stack[:, 0].min() - FRAME_PAD,
-                stack[:, 1].min() - FRAME_PAD - FRAME_TITLE,
-                stack[:, 2].max() + FRAME_PAD,
-                stack[:, 3].max() + FRAME_PAD,
-            ]
-        )
-    return sorted(boxes.items(), key=lambda f: int(h.depth[f[0]]))

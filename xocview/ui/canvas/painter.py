@@ -62,26 +62,29 @@ def _frames(
     y1: float,
     titles: bool,
 ) -> None:
-    for k, (_g, box) in enumerate(d.frames):
-        fx0, fy0, fx1, fy1 = box
+    for k, (_g, outline) in enumerate(d.frames):
+        fx0, fy0 = outline.min(axis=0)
+        fx1, fy1 = outline.max(axis=0)
         if fx1 < x0 or fx0 > x1 or fy1 < y0 or fy0 > y1:
             continue
         painter.setPen(style.frame_pen)
         painter.setBrush(style.frame_brush)
-        painter.drawRoundedRect(QRectF(fx0, fy0, fx1 - fx0, fy1 - fy0), 10, 10)
+        painter.drawPolygon(QPolygonF([QPointF(px, py) for px, py in outline.tolist()]))
         if titles:
             painter.setPen(style.text)
             painter.setFont(style.detail_font)
             painter.drawText(
-                frame_title_rect(box),
+                frame_title_rect(outline),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 f"\u2212  {d.frame_titles[k]}",
             )
 
 
-def frame_title_rect(box: np.ndarray) -> QRectF:
-    """Where a frame's title (and its collapse control) is drawn and clicked."""
-    return QRectF(box[0] + 10, box[1] + 4, box[2] - box[0] - 20, 16)
+def frame_title_rect(outline: np.ndarray) -> QRectF:
+    """Where a frame's title (and its collapse control) is drawn and clicked: the top band
+    between the outline's first right point and its last left point."""
+    right, left = outline[0], outline[-1]
+    return QRectF(left[0] + 6, right[1] + 2, max(right[0] - left[0] - 12, 10.0), 14)
 
 
 def _edges(

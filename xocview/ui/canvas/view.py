@@ -221,9 +221,9 @@ class GraphView(QGraphicsView):
         if len(hits):
             k = int(hits[0])
             return QPointF(d.x[k], d.y[k] - d.h[k] / 2)
-        for g, box in d.frames:
+        for g, outline in d.frames:
             if g == group:
-                return QPointF((box[0] + box[2]) / 2, box[1])
+                return QPointF(float(outline[:, 0].mean()), float(outline[:, 1].min()))
         return None
 
     # -- keyboard -------------------------------------------------------------------------
