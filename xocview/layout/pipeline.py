@@ -114,7 +114,8 @@ def layout(
         x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2, stiff=stiff
     )
     x = side_by_side(x, w_all, comp, node_sep * 2)
-    centres = layer_y(lg.rank, h_all, layers.count, rank_sep) if n else np.zeros(0)
+    gaps = _cluster_gaps(cl, layers.count, rank_sep) if cl is not None else rank_sep
+    centres = layer_y(lg.rank, h_all, layers.count, gaps) if n else np.zeros(0)
     y = centres[lg.rank] if n else np.zeros(0)
     outlines = _outlines(cl, x, centres, lg.rank, h_all, layers.count) if cl is not None else []
     step("position")
@@ -167,6 +168,30 @@ def _border_components(cl: Clusters, comp: np.ndarray) -> np.ndarray:
     return comp_of[cl.border_cluster]
 
 
+def _nesting_below(cl: Clusters) -> np.ndarray:
+    """How many levels of clusters each cluster holds (0 for one with none inside)."""
+    below = np.zeros(len(cl.parent), dtype=_I)
+    for c in np.argsort(-cl.depth_of_cluster).tolist():
+        p = int(cl.parent[c])
+        if p >= 0:
+            below[p] = max(below[p], below[c] + 1)
+    return below
+
+
+def _cluster_gaps(cl: Clusters, layers: int, rank_sep: float) -> np.ndarray:
+    """The gap after each layer: room for the outlines ending on it and starting below it."""
+    below = _nesting_below(cl)
+    end_need = np.zeros(layers + 1)
+    start_need = np.zeros(layers + 1)
+    for c in range(len(cl.parent)):
+        ranks = cl.border_rank[cl.border_cluster == c]
+        if len(ranks):
+            need = CLUSTER_PAD * (1 + below[c])
+            end_need[ranks.max()] = max(end_need[ranks.max()], need)
+            start_need[ranks.min()] = max(start_need[ranks.min()], need)
+    return np.maximum(rank_sep, end_need[:layers] + start_need[1 : layers + 1] + 12.0)
+
+
 def _outlines(
     cl: Clusters,
     x: np.ndarray,
@@ -184,11 +209,7 @@ def _outlines(
     np.maximum.at(tallest, rank, heights)
     first = cl.first_border
     # clusters nested in c: the outline of c is inset by that many steps less than theirs
-    below = np.zeros(len(cl.parent), dtype=_I)
-    for c in np.argsort(-cl.depth_of_cluster).tolist():
-        p = int(cl.parent[c])
-        if p >= 0:
-            below[p] = max(below[p], below[c] + 1)
+    below = _nesting_below(cl)
     outs = []
     for c in range(len(cl.parent)):
         pad = CLUSTER_PAD * (1 + below[c])

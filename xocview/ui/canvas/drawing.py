@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout import layout
-from xocview.layout.clusters import CLUSTER_PAD
 from xocview.model import Graph, Hierarchy, Node, opfacts, visible_graph
 from xocview.model.summary import shape_text
 
@@ -145,7 +144,7 @@ def build_drawing(
         hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
     frames = vis.frames.tolist()
     clusters = None
-    rank_sep = 48.0
+    rank_sep = 48.0  # the layout adds room where cluster outlines start and end
     if frames:
         slot = {g: k for k, g in enumerate(frames)}
         item_cluster = np.array(
@@ -153,8 +152,7 @@ def build_drawing(
         )
         parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
         clusters = (item_cluster, parent)
-        nesting = int(h.depth[frames].max() - h.depth[frames].min()) + 1
-        rank_sep = 40.0 + 2 * CLUSTER_PAD * nesting + FRAME_TITLE
+
     res = layout(
         n,
         vis.edge_src,
