@@ -170,3 +170,26 @@ def test_wheel_zoom_and_fit(qtbot, window) -> None:  # type: ignore[no-untyped-d
     qtbot.keyClick(view, Qt.Key.Key_0)
     assert view.scale_factor == pytest.approx(fitted)
     assert view.mapFromScene(QPointF(0, 0)) != QPoint(-1, -1)
+
+
+def test_attributes_show_their_types_and_arrows_pan_without_a_selection(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, SAMPLES / "tiny_transformer.json")
+    g = view.doc.graph
+    view.doc.select_node(g.index.node_position("l0.kt"))
+    attrs = window.inspector.tree.findItems("Attributes", Qt.MatchFlag.MatchExactly)[0]
+    perm = attrs.child(0)
+    assert (perm.text(0), perm.text(1), perm.text(2)) == ("perm", "[0, 2, 1]", "ints")
+    view.doc.clear_selection()
+    view.zoom_to(1.0)
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.minimum())
+    qtbot.keyClick(view, Qt.Key.Key_Down)
+    assert bar.value() > bar.minimum()
+
+
+def test_theme_choice_persists_and_follows_the_system(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.set_theme("dark")
+    assert window.theme_name == "dark" and window.settings.value("theme") == "dark"
+    window.set_theme("system")
+    assert window.theme_name in ("light", "dark")
+    assert window.settings.value("theme") == "system"

@@ -125,8 +125,9 @@ def balance(
     return x
 
 
-def layer_y(rank: np.ndarray, heights: np.ndarray, count: int,
-            gap: float | np.ndarray) -> np.ndarray:
+def layer_y(
+    rank: np.ndarray, heights: np.ndarray, count: int, gap: float | np.ndarray
+) -> np.ndarray:
     """Centre y of every layer: each layer as tall as its tallest node, ``gap`` after each
     (one value, or one per layer when clusters need room for their outlines and titles)."""
     tallest = np.zeros(count)

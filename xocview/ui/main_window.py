@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
     QDropEvent,
+    QGuiApplication,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
@@ -52,7 +53,11 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("xocview")
         self.resize(1280, 860)
         self.setAcceptDrops(True)
-        self.theme_name = str(self.settings.value("theme", "light"))
+        self.theme_choice = str(self.settings.value("theme", "system"))
+        self.theme_name = _effective_theme(self.theme_choice)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(
+            lambda _scheme: self.set_theme(self.theme_choice)
+        )
         self.errors: list[str] = []
         self.jobs: list[LoadJob] = []
         self.pool = QThreadPool.globalInstance()
@@ -180,15 +185,20 @@ class MainWindow(QMainWindow):
         self.weights_action.setChecked(True)
         v.addSeparator()
         themes = QActionGroup(self)
-        for name in ("light", "dark"):
+        for name, key in (
+            ("light", "Ctrl+Shift+1"),
+            ("dark", "Ctrl+Shift+2"),
+            ("system", "Ctrl+Shift+3"),
+        ):
             act = self._action(
                 v,
                 f"{name.title()} Theme",
                 lambda _=False, n=name: self.set_theme(n),
+                key,
                 checkable=True,
             )
             themes.addAction(act)
-            act.setChecked(name == self.theme_name)
+            act.setChecked(name == self.theme_choice)
         h = mb.addMenu("&Help")
         self._action(
             h, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
@@ -354,13 +364,15 @@ class MainWindow(QMainWindow):
         except XocviewError as e:
             self._failed(LoadJob(path), str(e))
 
-    def set_theme(self, name: str) -> None:
-        self.theme_name = name
-        self.settings.setValue("theme", name)
+    def set_theme(self, choice: str) -> None:
+        """ "light", "dark", or "system" (follows the desktop's colour scheme as it changes)."""
+        self.theme_choice = choice
+        self.theme_name = _effective_theme(choice)
+        self.settings.setValue("theme", choice)
         for k in range(self.tabs.count()):
             view = self.tabs.widget(k)
             if isinstance(view, GraphView):
-                view.set_theme(name)
+                view.set_theme(self.theme_name)
 
     # -- help, closing ----------------------------------------------------------------------
 
@@ -384,3 +396,10 @@ class MainWindow(QMainWindow):
         self.settings.setValue("state", self.saveState())
         self.cancel_loading()
         super().closeEvent(event)
+
+
+def _effective_theme(choice: str) -> str:
+    if choice != "system":
+        return choice if choice in ("light", "dark") else "light"
+    scheme = QGuiApplication.styleHints().colorScheme()
+    return "dark" if scheme == Qt.ColorScheme.Dark else "light"

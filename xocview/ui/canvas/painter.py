@@ -41,8 +41,13 @@ def paint_drawing(
     items = d.visible(x0, y0, x1, y1)
     _boxes(painter, d, style, items, titles, detail)
     if selected >= 0:
-        painter.setPen(style.selection_pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
+        # the neighbours: the ends of the highlighted edges
+        painter.setPen(style.edge_pen_highlight)
+        for e in highlighted or ():
+            other = int(d.edge_dst[e]) if d.edge_src[e] == selected else int(d.edge_src[e])
+            painter.drawRoundedRect(_rect(d, other, 2.0), 6, 6)
+        painter.setPen(style.selection_pen)
         painter.drawRoundedRect(_rect(d, selected, 3.0), 6, 6)
 
 

@@ -88,7 +88,8 @@ class GraphView(QGraphicsView):
         highlighted: set[int] = set()
         if item >= 0:
             d = self.doc.drawing
-            highlighted = set(np.flatnonzero((d.edge_src == item) | (d.edge_dst == item)).tolist())
+            touching = (d.edge_src == item) | (d.edge_dst == item)
+            highlighted = set(np.flatnonzero(touching).tolist())
         paint_drawing(painter, self.doc.drawing, style, rect, self.scale_factor, item, highlighted)
 
     def _use_overview(self) -> bool:
@@ -239,11 +240,23 @@ class GraphView(QGraphicsView):
         elif key == Qt.Key.Key_Minus:
             self.zoom_by(0.8)
         elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_Left, Qt.Key.Key_Right):
-            self.step(key)
+            shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            if shift or self.doc.selected_item() < 0:
+                self.pan(key)  # nothing to walk from (or Shift held): move the view
+            else:
+                self.step(key)
         elif key == Qt.Key.Key_Escape:
             self.doc.clear_selection()
         else:
             super().keyPressEvent(event)
+
+    def pan(self, key: int) -> None:
+        """Scroll by a tenth of the view in the direction of an arrow key."""
+        dx = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1}.get(Qt.Key(key), 0)
+        dy = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1}.get(Qt.Key(key), 0)
+        h, v = self.horizontalScrollBar(), self.verticalScrollBar()
+        h.setValue(h.value() + dx * max(20, self.viewport().width() // 10))
+        v.setValue(v.value() + dy * max(20, self.viewport().height() // 10))
 
     def step(self, key: int) -> None:
         """Move the selection to a predecessor (up), successor (down) or neighbour (sides)."""

@@ -47,8 +47,8 @@ class Inspector(QWidget):
         super().__init__(parent)
         self.doc: Document | None = None
         self.tree = QTreeWidget(self)
-        self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels(["Property", "Value"])
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["Property", "Value", "Type"])
         self.tree.setColumnWidth(0, 150)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         copy = QAction("Copy value", self.tree)
@@ -160,6 +160,9 @@ class Inspector(QWidget):
         attrs = self._row(t, "Attributes", str(len(node.attributes)))
         for name, value in node.attributes.items():
             self._tree(attrs, name, value)
+            row = attrs.child(attrs.childCount() - 1)
+            if row is not None:
+                row.setText(2, attribute_type(value))
         ins = self._row(t, "Inputs", str(len(node.inputs)))
         for k in node.inputs:
             self._tensor_row(ins, doc, k)
@@ -337,3 +340,25 @@ def write_npy(array: np.ndarray, path: Path) -> None:
         write_atomic(path, lambda f: np.save(f, array, allow_pickle=False))
     except ValueError as e:  # object arrays
         raise FormatError(str(path), "", f"cannot save: {e}") from e
+
+
+def attribute_type(value: object) -> str:
+    """The ONNX attribute type a value has (int, float, string, tensor, graph, or lists)."""
+    if isinstance(value, bool):
+        return "int"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        if "tensor" in value:
+            return "tensor"
+        if "graph" in value:
+            return "graph"
+        return "object"
+    if isinstance(value, list):
+        kinds = {attribute_type(v) for v in value}
+        return f"{kinds.pop()}s" if len(kinds) == 1 else "list"
+    return type(value).__name__
