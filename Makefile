@@ -27,6 +27,8 @@ test: lint
 perf: $(STAMP)
 	$(BIN)/python tests/perf/xoc_io.py
 	$(BIN)/python tests/perf/onnx_load.py
+	$(BIN)/python tests/perf/layout_vs_dot.py
+	$(BIN)/python tests/perf/viewer.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache build *.egg-info
