@@ -193,3 +193,21 @@ def test_theme_choice_persists_and_follows_the_system(qtbot, window) -> None:  #
     window.set_theme("system")
     assert window.theme_name in ("light", "dark")
     assert window.settings.value("theme") == "system"
+
+
+def test_big_graphs_relayout_in_the_background(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from xocview.model import Graph, Node, Tensor
+    from xocview.ui.document import ASYNC_FROM_ITEMS
+
+    n = ASYNC_FROM_ITEMS + 200
+    tensors = [Tensor(f"t{i}", "activation", [1], "float32") for i in range(n + 1)]
+    tensors[0].kind = "input"
+    nodes = [Node(f"n{i}", "Relu", [i], [i + 1]) for i in range(n)]
+    graph = Graph("chain", "chain", tensors, nodes, [0], [n])
+    view = window.add_document(graph, None)
+    doc = view.doc
+    assert doc.drawing.height > doc.drawing.width
+    doc.set_direction("LR")
+    assert doc.busy  # the window keeps running while the worker lays out
+    qtbot.waitUntil(lambda: not doc.busy, timeout=30000)
+    assert doc.drawing.width > doc.drawing.height

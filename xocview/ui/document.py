@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from xocview.model import Graph, Hierarchy
 from xocview.model.hierarchy import VisibleGraph  # noqa: F401  (re-exported for panels)
@@ -16,6 +16,35 @@ from xocview.ui.canvas.drawing import Drawing, build_drawing
 __all__ = ["Document", "initial_expanded"]
 
 _START_EXPANDED_BELOW = 400  # graphs with fewer leaves open with every group expanded
+ASYNC_FROM_ITEMS = 3000  # drawings with this many boxes relayout off the GUI thread
+
+
+class _RelayoutSignals(QObject):
+    done = Signal(int, object)
+
+
+class RelayoutJob(QRunnable):
+    """A layout of the visible graph in a worker thread (the model is only read)."""
+
+    def __init__(
+        self,
+        generation: int,
+        graph: Graph,
+        expanded: set[str],
+        direction: str,
+        show_weights: bool,
+        hint: dict[str, float] | None,
+    ) -> None:
+        super().__init__()
+        self.args = (generation, graph, expanded, direction, show_weights, hint)
+        self.signals = _RelayoutSignals()
+
+    def run(self) -> None:
+        generation, graph, expanded, direction, show_weights, hint = self.args
+        drawing = build_drawing(
+            graph, expanded, direction=direction, show_weights=show_weights, order_hint=hint
+        )
+        self.signals.done.emit(generation, drawing)
 
 
 def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
@@ -52,6 +81,8 @@ class Document(QObject):
         )
         self.selected_node = -1
         self.selected_tensor = -1
+        self.busy = False
+        self._generation = 0
         self.drawing: Drawing = drawing if drawing is not None else self._build(None)
 
     @property
@@ -60,24 +91,52 @@ class Document(QObject):
 
     # -- view state --------------------------------------------------------------------------
 
+    def _hint(self, previous: Drawing) -> dict[str, float]:
+        hint = {}
+        for k in range(previous.count):
+            i, t = int(previous.item_node[k]), int(previous.item_tensor[k])
+            key = self.graph.nodes[i].id if i >= 0 else self.graph.tensors[t].id
+            hint[key] = float(previous.x[k] if self.direction == "TB" else previous.y[k])
+        return hint
+
     def _build(self, previous: Drawing | None) -> Drawing:
-        hint = None
-        if previous is not None:
-            hint = {}
-            for k in range(previous.count):
-                i, t = int(previous.item_node[k]), int(previous.item_tensor[k])
-                key = self.graph.nodes[i].id if i >= 0 else self.graph.tensors[t].id
-                hint[key] = float(previous.x[k] if self.direction == "TB" else previous.y[k])
         return build_drawing(
             self.graph,
-            self.expanded,
+            set(self.expanded),
             direction=self.direction,
             show_weights=self.show_weights,
-            order_hint=hint,
+            order_hint=self._hint(previous) if previous is not None else None,
         )
 
     def relayout(self, keep_order: bool = True) -> None:
-        self.drawing = self._build(self.drawing if keep_order else None)
+        """Lay out again after a change of view state.
+
+        Small graphs are laid out at once; big ones in a worker thread, so that the window never
+        stalls: the old picture stays until the new one is ready (``busy`` meanwhile).
+        """
+        self._generation += 1
+        previous = self.drawing if keep_order else None
+        if self.drawing.count < ASYNC_FROM_ITEMS:
+            self.drawing = self._build(previous)
+            self.drawing_changed.emit()
+            return
+        job = RelayoutJob(
+            self._generation,
+            self.graph,
+            set(self.expanded),
+            self.direction,
+            self.show_weights,
+            self._hint(previous) if previous is not None else None,
+        )
+        job.signals.done.connect(self._relaid)
+        self.busy = True
+        QThreadPool.globalInstance().start(job)
+
+    def _relaid(self, generation: int, drawing: Drawing) -> None:
+        if generation != self._generation:
+            return  # a newer change superseded this layout
+        self.busy = False
+        self.drawing = drawing
         self.drawing_changed.emit()
 
     def toggle(self, group: int) -> None:

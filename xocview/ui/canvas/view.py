@@ -64,6 +64,7 @@ class GraphView(QGraphicsView):
         doc.drawing_changed.connect(self._on_drawing)
         doc.selection_changed.connect(self.viewport().update)
         self._overview: tuple[tuple[int, str], QImage] | None = None
+        self._pending_anchor: tuple[int, QPointF | None] | None = None
         self._sync_scene_rect()
         self._press: QPointF | None = None
 
@@ -123,6 +124,7 @@ class GraphView(QGraphicsView):
 
     def _on_drawing(self) -> None:
         self._sync_scene_rect()
+        self._keep_anchor()
         self.viewport().update()
 
     # -- zoom and pan ---------------------------------------------------------------------
@@ -208,13 +210,19 @@ class GraphView(QGraphicsView):
 
     def toggle_group(self, group: int, at: QPointF | None = None) -> None:
         """Toggle a group and keep it under the cursor (or where it was on screen)."""
-        before = self._anchor_of(group)
-        self.doc.toggle(group)
+        self._pending_anchor = (group, self._anchor_of(group))
+        self.doc.toggle(group)  # may finish later, in a worker, for a big graph
+
+    def _keep_anchor(self) -> None:
+        """After a relayout, scroll so that the toggled group is where it was on screen."""
+        if self._pending_anchor is None:
+            return
+        group, before = self._pending_anchor
+        self._pending_anchor = None
         after = self._anchor_of(group)
         if before is not None and after is not None:
-            delta = after - before
             center = self.mapToScene(self.viewport().rect().center())
-            self.centerOn(center + delta)
+            self.centerOn(center + (after - before))
 
     def _anchor_of(self, group: int) -> QPointF | None:
         d = self.doc.drawing
