@@ -16,7 +16,7 @@ from xocview.ui.canvas.drawing import Drawing, build_drawing
 __all__ = ["Document", "initial_expanded"]
 
 _START_EXPANDED_BELOW = 400  # graphs with fewer leaves open with every group expanded
-ASYNC_FROM_ITEMS = 3000  # drawings with this many boxes relayout off the GUI thread
+ASYNC_FROM_ITEMS = 1000  # drawings with this many boxes relayout off the GUI thread
 
 
 class _RelayoutSignals(QObject):
