@@ -26,10 +26,13 @@ import numpy as np
 
 from xocview.errors import FormatError
 from xocview.formats.gc_pause import gc_paused
+from xocview.formats.json_types import json_type
 from xocview.formats.op_table import LIGHTNET_DERIVED, LIGHTNET_OPS, translate
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor
-from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
+from xocview.model.dotted import (
+    expand_dotted_if_possible,
+)
 from xocview.model.dtypes import DTYPES
 from xocview.model.graph import LazyData
 from xocview.model.schema import schema_attributes
@@ -52,13 +55,6 @@ _TYPED = {
 }
 _OP_KEYS = frozenset({"name", "optype", "tensors_in", "tensors_out", "params"})
 _SCALAR = (str, int, float, bool)
-_JSON_TYPES = (
-    (type(None), "null"),
-    (bool, "a boolean"),
-    ((int, float), "a number"),
-    (str, "a string"),
-    (list, "an array"),
-)
 _VALUE = "a string, number, boolean, null or an array of strings, numbers or booleans"
 
 
@@ -87,7 +83,9 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     with gc_paused():
         ops, extra = _Checker(source.name).document(source.json)
         name = source.path.stem
-        return _Builder(source.name, Graph(name, name, metadata=_expanded(extra))).build(ops)
+        return _Builder(
+            source.name, Graph(name, name, metadata=expand_dotted_if_possible(extra))
+        ).build(ops)
 
 
 @dataclass
@@ -119,7 +117,7 @@ class _Checker:
 
     def document(self, root: Any) -> tuple[list[_Op], dict[str, Any]]:
         if not isinstance(root, dict):
-            raise self.fail("root", f"is {_jtype(root)}", "a JSON object with an 'ops' array")
+            raise self.fail("root", f"is {json_type(root)}", "a JSON object with an 'ops' array")
         raw = self.array(root, "ops", "ops", "an array of op objects")
         if not raw:
             raise self.fail("ops", "the graph is empty (no ops)", "at least one op")
@@ -130,19 +128,19 @@ class _Checker:
         value = obj.get(key)
         if type(value) is list:
             return value
-        raise self.fail(place, "missing" if key not in obj else f"is {_jtype(value)}", expected)
+        raise self.fail(place, "missing" if key not in obj else f"is {json_type(value)}", expected)
 
     def string(self, obj: dict[str, Any], key: str, place: str, expected: str) -> str:
         value = obj.get(key)
         if type(value) is str and value:
             return value
         problem = "missing" if key not in obj else "is empty" if value == "" else ""
-        raise self.fail(f"{place}.{key}", problem or f"is {_jtype(value)}", expected)
+        raise self.fail(f"{place}.{key}", problem or f"is {json_type(value)}", expected)
 
     def op(self, raw: Any, i: int) -> _Op:
         place = f"ops[{i}]"
         if not isinstance(raw, dict):
-            raise self.fail(place, f"is {_jtype(raw)}", "an op object with 'name' and 'optype'")
+            raise self.fail(place, f"is {json_type(raw)}", "an op object with 'name' and 'optype'")
         name = self.string(raw, "name", place, "a non-empty op name")
         optype = self.string(raw, "optype", place, "an operator type such as 'conv2d'")
         args: dict[str, str] = {}
@@ -153,12 +151,12 @@ class _Checker:
         for k, prm in enumerate(self.array(raw, "params", f"{place}.params", "an array")):
             p = f"{place}.params[{k}]"
             if not isinstance(prm, dict):
-                raise self.fail(p, f"is {_jtype(prm)}", "an object with 'arg_name' and 'value'")
+                raise self.fail(p, f"is {json_type(prm)}", "an object with 'arg_name' and 'value'")
             arg = self.arg_name(prm, p, args)
             value = prm.get("value")
             if "value" not in prm or not _is_value(value):
                 raise self.fail(
-                    f"{p}.value", f"is {_jtype(value)}" if "value" in prm else "missing", _VALUE
+                    f"{p}.value", f"is {json_type(value)}" if "value" in prm else "missing", _VALUE
                 )
             op.params[arg], op.where[arg] = value, k
         if optype in _TYPED_OPS:
@@ -172,11 +170,11 @@ class _Checker:
         for k, t in enumerate(self.array(raw, key, f"{place}.{key}", "an array")):
             p = f"{place}.{key}[{k}]"
             if not isinstance(t, dict):
-                raise self.fail(p, f"is {_jtype(t)}", "an object with 'arg_name' and 'name'")
+                raise self.fail(p, f"is {json_type(t)}", "an object with 'arg_name' and 'name'")
             arg = self.arg_name(t, p, args)
             name = t.get("name")
             if type(name) is not str:
-                problem = "missing" if "name" not in t else f"is {_jtype(name)}"
+                problem = "missing" if "name" not in t else f"is {json_type(name)}"
                 raise self.fail(f"{p}.name", problem, "a tensor name (a string)")
             out.append((arg, name))
         return out
@@ -314,7 +312,7 @@ class _Builder:
     def create(self, op: _Op) -> None:
         name = op.outs[0][1]
         shape, dtype = self.declared(op)
-        metadata = {"create": {"name": op.name, "params": _expanded(op.params)}}
+        metadata = {"create": {"name": op.name, "params": expand_dotted_if_possible(op.params)}}
         tensor = Tensor(name, "weight", shape, dtype, metadata, self.values(op, shape, dtype))
         self.define(name, f"{op.place}.tensors_out[0]", op, tensor)
 
@@ -341,7 +339,7 @@ class _Builder:
     def node(self, op: _Op, nid: str) -> None:
         metadata: dict[str, Any] = {"op": op.optype}
         if op.params:
-            metadata["params"] = _expanded(op.params)
+            metadata["params"] = expand_dotted_if_possible(op.params)
         metadata["arg_names"] = {
             "tensors_in": [arg for arg, _ in op.ins],
             "tensors_out": [arg for arg, _ in op.outs],
@@ -361,7 +359,7 @@ class _Builder:
             if omitted:
                 metadata[f"omitted_{side}s"] = omitted
         if op.extra:
-            metadata["fields"] = _expanded(op.extra)
+            metadata["fields"] = expand_dotted_if_possible(op.extra)
         place = op.place
         inputs = [
             self.use(n, f"{place}.tensors_in[{k}]", op) for k, (_, n) in enumerate(op.ins) if n
@@ -421,25 +419,7 @@ def _is_value(value: Any) -> bool:
     return type(value) is list and all(isinstance(v, _SCALAR) for v in value)
 
 
-def _expanded(mapping: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys (param names) in the form XOC JSON reads back."""
-    if not mapping or not has_dotted_keys(mapping):
-        return mapping
-    try:
-        return expand_dotted(mapping)
-    except DottedKeyConflict:
-        return mapping
-
-
 def _describe(value: Any) -> str:
     """A value for a message: short ones shown, long ones by type."""
     text = json.dumps(value)
-    return text if len(text) <= 40 else _jtype(value)
-
-
-def _jtype(value: Any) -> str:
-    """The JSON name of a Python value's type with its article, for messages."""
-    for kind, name in _JSON_TYPES:
-        if isinstance(value, kind):
-            return name
-    return "an object"
+    return text if len(text) <= 40 else json_type(value)

@@ -15,7 +15,9 @@ from typing import Any
 from xocview.formats.nnvm_entries import TYPE_FLAGS, EntryAttrs, entry_attrs
 from xocview.formats.op_table import NNVM_OPS, Rule, translate
 from xocview.model import Finding, Graph, Node, Tensor
-from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
+from xocview.model.dotted import (
+    expand_dotted_if_possible,
+)
 from xocview.model.schema import schema_attributes
 
 __all__ = ["Document", "Entry", "Flow", "RawNode", "build", "data_flow", "is_weight", "tvm_op_type"]
@@ -73,7 +75,7 @@ def build(doc: Document, file: str, name: str) -> tuple[Graph, list[Finding]]:
     heads = [offsets[e.node] + e.index for e in doc.heads]
     head_set = set(heads)
     taken = set(ids)
-    graph = Graph(name, name, metadata=_plain(types.graph))
+    graph = Graph(name, name, metadata=expand_dotted_if_possible(types.graph))
     for i, nd in enumerate(doc.nodes):
         if nd.op == "null":
             weight = is_weight(nd, flow, i)
@@ -242,9 +244,9 @@ def _source_metadata(nd: RawNode, new_id: str, metadata: dict[str, Any]) -> dict
     if new_id != nd.name:
         metadata["name"] = nd.name
     if nd.attrs:
-        metadata["attrs"] = _plain(nd.attrs)
+        metadata["attrs"] = expand_dotted_if_possible(nd.attrs)
     if nd.user_attrs:
-        metadata["user_attrs"] = _plain(nd.user_attrs)
+        metadata["user_attrs"] = expand_dotted_if_possible(nd.user_attrs)
     return metadata
 
 
@@ -274,13 +276,3 @@ def _unique(wanted: str, taken: set[str]) -> str:
         new, k = f"{wanted}_{k}", k + 1
     taken.add(new)
     return new
-
-
-def _plain(mapping: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys nested, the form XOC JSON reads back; conflicting ones left as they are."""
-    if not has_dotted_keys(mapping):
-        return mapping
-    try:
-        return expand_dotted(mapping)
-    except DottedKeyConflict:
-        return mapping

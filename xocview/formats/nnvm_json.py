@@ -15,6 +15,7 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.attr_text import parse_attrs
 from xocview.formats.gc_pause import gc_paused
+from xocview.formats.json_types import json_type
 from xocview.formats.nnvm_build import Document, Entry, RawNode, build
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph
@@ -87,7 +88,9 @@ class _Checker:
 
     def document(self, root: Any) -> Document:
         if not isinstance(root, dict):
-            raise self.fail("root", f"is {_jtype(root)}", "a JSON object with 'nodes' and 'heads'")
+            raise self.fail(
+                "root", f"is {json_type(root)}", "a JSON object with 'nodes' and 'heads'"
+            )
         raw_nodes = self.array(root, "nodes", "nodes", "an array of node objects")
         if not raw_nodes:
             raise self.fail("nodes", "the graph is empty (no nodes)", "at least one node")
@@ -105,21 +108,23 @@ class _Checker:
         self.arg_nodes(root, nodes)
         attrs = root.get("attrs", {})
         if not isinstance(attrs, dict):
-            raise self.fail("attrs", f"is {_jtype(attrs)}", "an object of graph attributes")
+            raise self.fail("attrs", f"is {json_type(attrs)}", "an object of graph attributes")
         return Document(nodes, heads, counts, attrs)
 
     def array(self, obj: dict[str, Any], key: str, place: str, expected: str) -> list[Any]:
         value = obj.get(key)
         if type(value) is list:
             return value
-        raise self.fail(place, "missing" if key not in obj else f"is {_jtype(value)}", expected)
+        raise self.fail(place, "missing" if key not in obj else f"is {json_type(value)}", expected)
 
     # -- nodes ---------------------------------------------------------------------------------
 
     def node(self, nd: Any, i: int, n: int) -> RawNode:
         place = f"nodes[{i}]"
         if not isinstance(nd, dict):
-            raise self.fail(place, f"is {_jtype(nd)}", "a node object with 'op', 'name', 'inputs'")
+            raise self.fail(
+                place, f"is {json_type(nd)}", "a node object with 'op', 'name', 'inputs'"
+            )
         op, name = self.string(nd, "op", place), self.string(nd, "name", place)
         raw_inputs = self.array(nd, "inputs", f"{place}.inputs", "an array of input entries")
         inputs = [self.entry(e, f"{place}.inputs[{k}]", n, i) for k, e in enumerate(raw_inputs)]
@@ -139,13 +144,15 @@ class _Checker:
         if type(deps) is not list or not all(type(d) is int and 0 <= d < n for d in deps):
             raise self.fail(
                 f"{place}.control_deps",
-                f"is {_jtype(deps)}" if type(deps) is not list else "has a bad node index",
+                f"is {json_type(deps)}" if type(deps) is not list else "has a bad node index",
                 f"an array of node indices below {n}",
             )
         backward = nd.get("backward_source_id", -1)
         if type(backward) is not int:
             raise self.fail(
-                f"{place}.backward_source_id", f"is {_jtype(backward)}", "an integer (node index)"
+                f"{place}.backward_source_id",
+                f"is {json_type(backward)}",
+                "an integer (node index)",
             )
         return RawNode(op, name, inputs, parse_attrs(attrs), parse_attrs(user), deps, backward)
 
@@ -153,7 +160,7 @@ class _Checker:
         value = nd.get(key)
         if type(value) is str:
             return value
-        problem = "missing" if key not in nd else f"is {_jtype(value)}"
+        problem = "missing" if key not in nd else f"is {json_type(value)}"
         raise self.fail(f"{place}.{key}", problem, "a string")
 
     def attrs(self, nd: dict[str, Any], key: str, place: str) -> dict[str, Any]:
@@ -161,12 +168,12 @@ class _Checker:
         if value is None and key not in nd:
             return {}
         if type(value) is not dict:
-            raise self.fail(f"{place}.{key}", f"is {_jtype(value)}", "an object of strings")
+            raise self.fail(f"{place}.{key}", f"is {json_type(value)}", "an object of strings")
         for k, v in value.items():
             if not isinstance(v, _SCALAR):
                 raise self.fail(
                     f"{place}.{key}.{k}",
-                    f"is {_jtype(v)}",
+                    f"is {json_type(v)}",
                     "a string (NNVM writes every attribute value as a string)",
                 )
         return value
@@ -180,7 +187,7 @@ class _Checker:
         ):
             raise self.fail(
                 place,
-                f"is {_jtype(e)}" if type(e) is not list else f"is {_short(e)}",
+                f"is {json_type(e)}" if type(e) is not list else f"is {_short(e)}",
                 "an entry [node, index] or [node, index, version] of non-negative integers",
             )
         node = e[0]
@@ -305,18 +312,3 @@ def _index_pair(e: Any, n: int) -> bool:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _jtype(value: Any) -> str:
-    """The JSON name of a Python value's type with its article, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"

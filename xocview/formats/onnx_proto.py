@@ -22,7 +22,9 @@ from xocview.formats.onnx_types import TypeTable
 from xocview.formats.onnx_weights import external_info, lazy_values, sparse_values
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
-from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
+from xocview.model.dotted import (
+    expand_dotted_if_possible,
+)
 from xocview.model.schema import schema_attributes
 from xocview.model.scopes import add_scope_groups, scope_of
 
@@ -273,7 +275,7 @@ class _Builder:
             attributes, extra, subgraphs = self.attributes(proto, op, domain, call_attrs)
         metadata = _node_metadata(proto, name, domain)
         if extra:
-            metadata["attributes"] = _expanded(extra)
+            metadata["attributes"] = expand_dotted_if_possible(extra)
         if omitted_in:
             metadata["omitted_inputs"] = omitted_in
         if omitted_out:
@@ -331,7 +333,7 @@ class _Builder:
         metadata["function"] = {"domain": fn.domain, "name": fn.name}
         attrs = {a.name: attribute_value(a) for a in proto.attribute}
         if attrs:
-            metadata["attributes"] = _expanded(attrs)
+            metadata["attributes"] = expand_dotted_if_possible(attrs)
         if parent is not None:
             metadata["parent_id"] = parent
         pos = len(self.graph.nodes)
@@ -395,18 +397,8 @@ def _node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, A
         metadata["doc_string"] = proto.doc_string
     props = getattr(proto, "metadata_props", ())
     if props:
-        metadata["metadata_props"] = _expanded({p.key: p.value for p in props})
+        metadata["metadata_props"] = expand_dotted_if_possible({p.key: p.value for p in props})
     return metadata
-
-
-def _expanded(mapping: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys (custom attribute names, metadata_props) in the form XOC JSON reads back."""
-    if not has_dotted_keys(mapping):
-        return mapping
-    try:
-        return expand_dotted(mapping)
-    except DottedKeyConflict:
-        return mapping
 
 
 def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
@@ -423,7 +415,9 @@ def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
         {"domain": op.domain or "ai.onnx", "version": int(op.version)} for op in model.opset_import
     ]
     if model.metadata_props:
-        md["metadata_props"] = _expanded({p.key: p.value for p in model.metadata_props})
+        md["metadata_props"] = expand_dotted_if_possible(
+            {p.key: p.value for p in model.metadata_props}
+        )
     if model.graph.doc_string:
         md["graph_doc_string"] = model.graph.doc_string
     if model.functions:

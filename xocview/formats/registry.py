@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from types import ModuleType
 
@@ -11,7 +10,7 @@ from xocview.formats import lightnet_json, nnvm_json, onnx_proto, xoc_json
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
-from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
+from xocview.model.dotted import expand_dotted_if_possible
 
 __all__ = ["FORMATS", "check", "detect", "load", "save"]
 
@@ -66,9 +65,7 @@ def _expand_metadata(graph: Graph) -> None:
     """
     holders: list[Graph | Tensor | Node] = [graph, *graph.tensors, *graph.nodes]
     for item in holders:
-        if item.metadata and has_dotted_keys(item.metadata):
-            with contextlib.suppress(DottedKeyConflict):
-                item.metadata = expand_dotted(item.metadata)
+        item.metadata = expand_dotted_if_possible(item.metadata)
 
 
 def check(path: str | Path) -> tuple[Graph, list[Finding]]:

@@ -13,6 +13,7 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.atomic import write_text_atomic
 from xocview.formats.gc_pause import gc_paused
+from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
 from xocview.formats.xoc_writer import dumps
 from xocview.model import Finding, Graph, Node, Tensor
@@ -102,7 +103,7 @@ class _Reader:
     def graph(self, doc: Any) -> Graph:
         root, p = _unwrap(doc)
         if not isinstance(root, dict):
-            self.fail(p.rstrip(".") or "root", f"is {_jtype(root)}", "a JSON object")
+            self.fail(p.rstrip(".") or "root", f"is {json_type(root)}", "a JSON object")
             return Graph("", "")
         gid = self.string(root, "id", p + "id")
         name = self.string(root, "name", p + "name")
@@ -129,21 +130,21 @@ class _Reader:
         if value is None and key not in obj:
             self.fail(place, "missing", "a string")
         else:
-            self.fail(place, f"is {_jtype(value)}", "a string")
+            self.fail(place, f"is {json_type(value)}", "a string")
         return "" if value is None else str(value)
 
     def array(self, obj: dict[str, Any], key: str, place: str) -> list[Any]:
         value = obj.get(key)
         if type(value) is list:
             return value
-        self.fail(place, "missing" if key not in obj else f"is {_jtype(value)}", "an array")
+        self.fail(place, "missing" if key not in obj else f"is {json_type(value)}", "an array")
         return []
 
     def metadata(self, value: Any, place: str) -> dict[str, Any]:
         if value is None:
             return {}
         if type(value) is not dict:
-            self.fail(place, f"is {_jtype(value)}", "an object")
+            self.fail(place, f"is {json_type(value)}", "an object")
             return {}
         if value and has_dotted_keys(value):
             try:
@@ -179,7 +180,7 @@ class _Reader:
     def tensor(self, t: Any, place: str) -> Tensor:
         """The careful path: every field checked, faults located."""
         if type(t) is not dict:
-            self.fail(place, f"is {_jtype(t)}", "a tensor object")
+            self.fail(place, f"is {json_type(t)}", "a tensor object")
             return Tensor(f"<{place}>", "activation", [], "float32")
         tid = self.string(t, "id", f"{place}.id")
         kind = self.string(t, "name", f"{place}.name")
@@ -210,7 +211,7 @@ class _Reader:
         if type(raw) is not list:
             self.fail(
                 f"{place}.shape",
-                "missing" if "shape" not in t else f"is {_jtype(raw)}",
+                "missing" if "shape" not in t else f"is {json_type(raw)}",
                 "an array of integers",
             )
             return []
@@ -268,7 +269,7 @@ class _Reader:
 
     def node(self, nd: Any, place: str, n_tensors: int) -> Node:
         if type(nd) is not dict:
-            self.fail(place, f"is {_jtype(nd)}", "a node object")
+            self.fail(place, f"is {json_type(nd)}", "a node object")
             return Node(f"<{place}>", "", [], [])
         nid = self.string(nd, "id", f"{place}.id")
         op = self.string(nd, "name", f"{place}.name")
@@ -278,7 +279,7 @@ class _Reader:
         if type(attrs) is not dict:
             self.fail(
                 f"{place}.attributes",
-                "missing" if "attributes" not in nd else f"is {_jtype(attrs)}",
+                "missing" if "attributes" not in nd else f"is {json_type(attrs)}",
                 "an object of ONNX attributes",
             )
             attrs = {}
@@ -302,20 +303,5 @@ class _Reader:
             elif type(r) is int:
                 self.fail(f"{place}[{k}]", f"tensor index {r} out of range ({n} tensors)")
             else:
-                self.fail(f"{place}[{k}]", f"is {_jtype(r)}", "a tensor index (integer)")
+                self.fail(f"{place}[{k}]", f"is {json_type(r)}", "a tensor index (integer)")
         return good
-
-
-def _jtype(value: Any) -> str:
-    """The JSON name of a Python value's type with its article, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"

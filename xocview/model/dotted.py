@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DottedKeyConflict", "expand_dotted", "flatten_dotted", "has_dotted_keys"]
+__all__ = [
+    "DottedKeyConflict",
+    "expand_dotted",
+    "expand_dotted_if_possible",
+    "flatten_dotted",
+    "has_dotted_keys",
+]
 
 
 class DottedKeyConflict(ValueError):
@@ -77,3 +83,15 @@ def flatten_dotted(mapping: dict[str, Any], prefix: str | None = None) -> dict[s
         else:
             out[path] = value
     return out
+
+
+def expand_dotted_if_possible(mapping: dict[str, Any]) -> dict[str, Any]:
+    """``mapping`` with dotted keys expanded (the form XOC JSON reads back), or unchanged when
+    it has none or two of its keys conflict. Loaders use it on names they do not control
+    (ONNX metadata_props, custom attribute and param names)."""
+    if not mapping or not has_dotted_keys(mapping):
+        return mapping
+    try:
+        return expand_dotted(mapping)
+    except DottedKeyConflict:
+        return mapping
