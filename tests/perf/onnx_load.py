@@ -12,29 +12,16 @@
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 from onnx_models import transformer_like, with_big_external_weights  # tests/perf/, beside us
+from timing import median_time  # tests/perf/, beside us
 
 from xocview.formats import load
-
-
-def median_time(func: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def anchor(path: Path) -> object:

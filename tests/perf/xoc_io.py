@@ -13,12 +13,12 @@ import argparse
 import gc
 import json
 import random
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from timing import median_time  # tests/perf/, beside us
 
 from xocview.formats import load
 from xocview.formats.xoc_json import save
@@ -148,16 +148,6 @@ def generate(num_nodes: int, seed: int = 0) -> dict[str, Any]:
         "outputs": [out],
         "metadata": {"seed": seed},
     }
-
-
-def median_time(func: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
