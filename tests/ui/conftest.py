@@ -18,6 +18,8 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     w = MainWindow(settings)
+    w.ask_unsaved = lambda parent, doc: "discard"  # no modal dialogs in tests
+    w.ask_path = lambda parent, doc: None
     w.resize(1200, 800)
     qtbot.addWidget(w)
     w.show()

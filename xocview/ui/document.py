@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtGui import QUndoStack
 
+from xocview.formats import save
 from xocview.model import Graph, Hierarchy
-from xocview.model.hierarchy import VisibleGraph  # noqa: F401  (re-exported for panels)
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 
 __all__ = ["Document", "initial_expanded"]
@@ -60,6 +61,8 @@ class Document(QObject):
 
     drawing_changed = Signal()
     selection_changed = Signal()
+    model_changed = Signal()  # after an edit or its undo: panes re-read the graph
+    dirty_changed = Signal(bool)
 
     def __init__(
         self,
@@ -84,6 +87,41 @@ class Document(QObject):
         self.busy = False
         self._generation = 0
         self.drawing: Drawing = drawing if drawing is not None else self._build(None)
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.dirty_changed.emit(not clean)
+
+    @property
+    def dirty(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    @property
+    def save_path(self) -> Path | None:
+        """Where Save writes without asking: only a file that already is XOC JSON."""
+        return self.path if self.path is not None and self.format == "XOC JSON" else None
+
+    def save_to(self, path: Path) -> None:
+        """Write the graph as XOC JSON (atomically) and make ``path`` the document's file.
+
+        Raises FormatError when the file cannot be written (the old file stays whole).
+        """
+        save(self.graph, path)
+        self.path = path
+        self.format = "XOC JSON"
+        self.undo_stack.setClean()
+
+    def after_edit(self) -> None:
+        """The graph changed under an undo command: rebuild what derives from it."""
+        self.graph.invalidate()
+        self.hierarchy = Hierarchy(self.graph)
+        n, t = len(self.graph.nodes), len(self.graph.tensors)
+        if self.selected_node >= n or self.selected_tensor >= t:
+            self.selected_node = self.selected_tensor = -1
+        self.relayout()
+        self.model_changed.emit()
+        self.selection_changed.emit()
 
     @property
     def title(self) -> str:

@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QKeySequence,
+    QUndoGroup,
 )
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTabWidget,
+    QUndoView,
 )
 
 from xocview import __version__
@@ -34,8 +36,10 @@ from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.document import Document
 from xocview.ui.panels.inspector import Inspector
+from xocview.ui.panels.problems import ProblemsPanel
 from xocview.ui.panels.search import SearchPanel
 from xocview.ui.render import render_to_file
+from xocview.ui.saving import AskPath, AskUnsaved, ask_path, ask_unsaved, save_document
 from xocview.ui.workers import LoadJob
 
 __all__ = ["MainWindow"]
@@ -59,6 +63,9 @@ class MainWindow(QMainWindow):
             lambda _scheme: self.set_theme(self.theme_choice)
         )
         self.errors: list[str] = []
+        self.ask_path: AskPath = ask_path  # replaced by tests: no modal dialogs there
+        self.ask_unsaved: AskUnsaved = ask_unsaved
+        self.undo_group = QUndoGroup(self)
         self.jobs: list[LoadJob] = []
         self.pool = QThreadPool.globalInstance()
         self.tabs = QTabWidget(self)
@@ -80,6 +87,18 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.search_dock)
         self.splitDockWidget(self.search_dock, dock, Qt.Orientation.Vertical)  # search on top
         self.search_dock.hide()  # until Find
+        self.problems = ProblemsPanel(self)
+        self.problems.jumped.connect(lambda: self._view_do("focus_selection"))
+        problems_dock = QDockWidget("Problems", self)
+        problems_dock.setObjectName("problems")
+        problems_dock.setWidget(self.problems)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, problems_dock)
+        history = QDockWidget("Undo History", self)
+        history.setObjectName("history")
+        history.setWidget(QUndoView(self.undo_group, history))
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, history)
+        self.tabifyDockWidget(problems_dock, history)
+        problems_dock.raise_()
         self._progress = QProgressBar(self)
         self._progress.setRange(0, 0)
         self._progress.setMaximumWidth(160)
@@ -124,6 +143,10 @@ class MainWindow(QMainWindow):
         self.recent_menu = f.addMenu("Open &Recent")
         self._fill_recent()
         self._action(f, "&Reload", self.reload, QKeySequence.StandardKey.Refresh)
+        self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)
+        self._action(
+            f, "Save &As...", lambda: self.save(save_as=True), QKeySequence.StandardKey.SaveAs
+        )
         self._action(f, "Export Image (PNG)...", lambda: self.export_dialog(".png"), "Ctrl+E")
         self._action(f, "Export Image (SVG)...", lambda: self.export_dialog(".svg"), "Ctrl+Shift+E")
         self._action(
@@ -134,6 +157,15 @@ class MainWindow(QMainWindow):
         )
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        e = mb.addMenu("&Edit")
+        undo = self.undo_group.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.undo_group.createRedoAction(self, "&Redo")
+        redo.setShortcuts(
+            [QKeySequence("Ctrl+Shift+Z"), QKeySequence(QKeySequence.StandardKey.Redo)]
+        )
+        e.addAction(undo)
+        e.addAction(redo)
         v = mb.addMenu("&View")
         self._action(v, "&Find...", self.show_search, QKeySequence.StandardKey.Find)
         v.addSeparator()
@@ -247,6 +279,9 @@ class MainWindow(QMainWindow):
     ) -> GraphView:
         doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
         view = GraphView(doc, self, self.theme_name)
+        self.undo_group.addStack(doc.undo_stack)
+        doc.dirty_changed.connect(view.dirty_changed)
+        view.dirty_changed.connect(self._mark_sender)
         index = self.tabs.addTab(view, doc.title)
         self.tabs.setTabToolTip(index, str(path) if path else doc.title)
         self.tabs.setCurrentIndex(index)
@@ -300,16 +335,69 @@ class MainWindow(QMainWindow):
             self.close_tab(index)
             self.open_path(view.doc.path)
 
-    def close_tab(self, index: int) -> None:
+    def close_tab(self, index: int) -> bool:
+        """Close a tab, asking first when it has unsaved changes; False when cancelled."""
         widget = self.tabs.widget(index)
-        if widget is not None:
-            self.tabs.removeTab(index)
-            widget.deleteLater()
+        if widget is None:
+            return True
+        if isinstance(widget, GraphView) and not self._may_discard(widget):
+            return False
+        if isinstance(widget, GraphView):
+            self.undo_group.removeStack(widget.doc.undo_stack)
+        self.tabs.removeTab(index)
+        widget.deleteLater()
+        return True
+
+    def _may_discard(self, view: GraphView) -> bool:
+        if not view.doc.dirty:
+            return True
+        answer = self.ask_unsaved(self, view.doc)
+        if answer == "save":
+            return self._save(view, save_as=False)
+        return answer == "discard"
+
+    def save(self, save_as: bool = False) -> bool:
+        view = self._view()
+        return self._save(view, save_as) if view is not None else False
+
+    def _save(self, view: GraphView, save_as: bool) -> bool:
+        ok = save_document(self, view.doc, self.ask_path, save_as, self._report)
+        if ok:
+            self._mark(view)
+            if view.doc.path is not None:
+                self._remember(view.doc.path)
+        return ok
+
+    def _report(self, message: str) -> None:
+        self.errors.append(message)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "Cannot save", message, QMessageBox.StandardButton.Ok, self
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _mark_sender(self) -> None:
+        view = self.sender()
+        if isinstance(view, GraphView):
+            self._mark(view)
+
+    def _mark(self, view: GraphView) -> None:
+        """A '*' on the tab and in the window title while a document has unsaved changes."""
+        index = self.tabs.indexOf(view)
+        if index >= 0:
+            self.tabs.setTabText(index, view.doc.title + ("*" if view.doc.dirty else ""))
+        if view is self._view():
+            self.setWindowTitle(f"{view.doc.title}[*] - xocview")
+            self.setWindowModified(view.doc.dirty)
 
     def _tab_changed(self, _index: int) -> None:
         view = self._view()
         self.inspector.set_document(view.doc if view else None)
         self.search.set_document(view.doc if view else None)
+        self.problems.set_document(view.doc if view else None)
+        if view is not None:
+            self.undo_group.setActiveStack(view.doc.undo_stack)
+            self._mark(view)
 
     def show_search(self) -> None:
         self.search_dock.show()
@@ -392,6 +480,11 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        for k in range(self.tabs.count()):
+            view = self.tabs.widget(k)
+            if isinstance(view, GraphView) and not self._may_discard(view):
+                event.ignore()
+                return
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         self.cancel_loading()

@@ -7,7 +7,7 @@ frame costs what is on screen whatever the size of the graph.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
@@ -47,6 +47,8 @@ _MARGIN = 40.0
 
 class GraphView(QGraphicsView):
     """Shows one Document; every change of the document repaints it."""
+
+    dirty_changed = Signal(bool)  # forwarded from the document, for the window's markers
 
     def __init__(
         self, doc: Document, parent: QWidget | None = None, theme_name: str = "light"
