@@ -130,12 +130,10 @@ class Document(QObject):
     # -- view state --------------------------------------------------------------------------
 
     def _hint(self, previous: Drawing) -> dict[str, float]:
-        hint = {}
-        for k in range(previous.count):
-            i, t = int(previous.item_node[k]), int(previous.item_tensor[k])
-            key = self.graph.nodes[i].id if i >= 0 else self.graph.tensors[t].id
-            hint[key] = float(previous.x[k] if self.direction == "TB" else previous.y[k])
-        return hint
+        """Where each box of the previous drawing stood, by id (ids survive edits that move
+        nodes and tensors to other positions)."""
+        along = previous.x if self.direction == "TB" else previous.y
+        return dict(zip(previous.keys, along.tolist(), strict=True))
 
     def _build(self, previous: Drawing | None) -> Drawing:
         return build_drawing(

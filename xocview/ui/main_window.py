@@ -279,6 +279,7 @@ class MainWindow(QMainWindow):
     ) -> GraphView:
         doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
         view = GraphView(doc, self, self.theme_name)
+        view.refused.connect(self._report)
         self.undo_group.addStack(doc.undo_stack)
         doc.dirty_changed.connect(view.dirty_changed)
         view.dirty_changed.connect(self._mark_sender)

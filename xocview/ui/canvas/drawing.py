@@ -50,6 +50,7 @@ class Drawing:
     edge_label: list[str]
     frames: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (group, outline)
     frame_titles: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # node or tensor id of each box
     width: float = 0.0
     height: float = 0.0
     edge_box: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
@@ -137,10 +138,10 @@ def build_drawing(
         np.where(has_detail, TENSOR_H_DETAIL, TENSOR_H),
         np.where(has_detail, NODE_H_DETAIL, NODE_H),
     )
+    keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
+    keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
     hint = None
     if order_hint:
-        keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
-        keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
         hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
     frames = vis.frames.tolist()
     clusters = None
@@ -187,6 +188,7 @@ def build_drawing(
     d.edge_box = np.array(
         [[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in res.points]
     ).reshape(-1, 4)
+    d.keys = keys
     d.frames = [(g, o) for g, o in zip(frames, res.outlines, strict=True) if len(o)]
     d.frames.sort(key=lambda f: int(h.depth[f[0]]))  # outermost first, painted first
     d.frame_titles = [_frame_title(graph, g) for g, _ in d.frames]

@@ -6,14 +6,27 @@ frame costs what is on screen whatever the size of the graph.
 
 from __future__ import annotations
 
-import numpy as np
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
+from collections.abc import Callable
+from typing import Any
 
+import numpy as np
+import onnx.defs
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu, QWidget
+
+from xocview.model import edits
 from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
 from xocview.ui.canvas.painter import frame_title_rect, paint_drawing
 from xocview.ui.canvas.style import Style, theme
+from xocview.ui.commands import Reversible, perform
 from xocview.ui.document import Document
 
 __all__ = ["GraphView"]
@@ -49,6 +62,7 @@ class GraphView(QGraphicsView):
     """Shows one Document; every change of the document repaints it."""
 
     dirty_changed = Signal(bool)  # forwarded from the document, for the window's markers
+    refused = Signal(str)  # an edit asked from the canvas was refused: the reason
 
     def __init__(
         self, doc: Document, parent: QWidget | None = None, theme_name: str = "light"
@@ -257,8 +271,57 @@ class GraphView(QGraphicsView):
                 self.step(key)
         elif key == Qt.Key.Key_Escape:
             self.doc.clear_selection()
+        elif key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.doc.selected_node >= 0:
+            self.edit(edits.delete_node, self.doc.graph.nodes[self.doc.selected_node].id)
         else:
             super().keyPressEvent(event)
+
+    # -- editing ----------------------------------------------------------------------------
+
+    def edit(self, edit_fn: Callable[..., Reversible], *args: Any) -> bool:
+        """Run a model edit through the undo stack; a refusal is announced by ``refused``."""
+        refusal = perform(self.doc, edit_fn, *args)
+        if refusal:
+            self.refused.emit(refusal)
+        return refusal is None
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        what, k = self._hit(QPointF(event.pos()))
+        d = self.doc.drawing
+        menu = QMenu(self)
+        if what == "item" and d.item_node[k] >= 0:
+            node = self.doc.graph.nodes[int(d.item_node[k])]
+            self.doc.select_node(int(d.item_node[k]))
+            menu.addAction("Rename...", lambda: self._rename(node.id))
+            menu.addAction("Delete Node", lambda: self.edit(edits.delete_node, node.id))
+            menu.addAction("Bypass Node", lambda: self.edit(edits.bypass_node, node.id))
+            menu.addAction("Put in a New Group", lambda: self.edit(edits.group_nodes, [node.id]))
+            if d.kind[k] == KIND_GROUP or "children_ids" in node.metadata:
+                menu.addAction("Ungroup", lambda: self.edit(edits.ungroup, node.id))
+            menu.addSeparator()
+        menu.addAction("Add Node...", self._add_node)
+        menu.exec(event.globalPos())
+
+    def _rename(self, node_id: str) -> None:
+        text, ok = QInputDialog.getText(self, "Rename node", "New id:", text=node_id)
+        if ok and text != node_id:
+            self.edit(edits.rename_node, node_id, text)
+
+    def _add_node(self) -> None:
+        ops = sorted({s.name for s in onnx.defs.get_all_schemas()})
+        op, ok = QInputDialog.getItem(self, "Add node", "Operator:", ops, 0, True)
+        if not ok or not op:
+            return
+        g = self.doc.graph
+        default = ""
+        if self.doc.selected_node >= 0 and g.nodes[self.doc.selected_node].outputs:
+            default = g.tensors[g.nodes[self.doc.selected_node].outputs[0]].id
+        text, ok = QInputDialog.getText(
+            self, "Add node", "Input tensor ids (comma separated):", text=default
+        )
+        if ok:
+            inputs = [t.strip() for t in text.split(",") if t.strip()]
+            self.edit(edits.add_node, op, inputs)
 
     def pan(self, key: int) -> None:
         """Scroll by a tenth of the view in the direction of an arrow key."""

@@ -7,9 +7,11 @@ gets statistics rows, a histogram and a "Save as .npy..." button under the tree.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QMessageBox,
     QPushButton,
     QTreeWidget,
@@ -29,9 +32,10 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import FormatError, XocviewError
 from xocview.formats.atomic import write_atomic
-from xocview.model import DTYPES, Tensor, opfacts
+from xocview.model import DTYPES, Tensor, edits, opfacts
 from xocview.model.summary import shape_text, summarize
 from xocview.model.tensor_stats import TensorStats, stats
+from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.histogram import HistogramWidget
 
@@ -57,6 +61,15 @@ class Inspector(QWidget):
         copy.triggered.connect(self.copy_value)
         self.tree.addAction(copy)
         self.tree.itemDoubleClicked.connect(self._follow)
+        self.tree.itemChanged.connect(self._edited)
+        self.tree.setEditTriggers(
+            QTreeWidget.EditTrigger.EditKeyPressed | QTreeWidget.EditTrigger.SelectedClicked
+        )
+        self._editors: dict[int, Callable[[str], str | None]] = {}
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b3261e")
+        self.message.hide()
         self.values: np.ndarray | None = None  # the shown weight's values, for Save
         self.histogram = HistogramWidget(self)
         self.save_button = QPushButton("Save as .npy...", self)
@@ -73,6 +86,7 @@ class Inspector(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        layout.addWidget(self.message)
         layout.addWidget(self.tree)
         layout.addWidget(self.values_strip)
 
@@ -87,7 +101,15 @@ class Inspector(QWidget):
     # -- rows -------------------------------------------------------------------------------
 
     def refresh(self) -> None:
+        self.tree.blockSignals(True)
+        try:
+            self._refresh()
+        finally:
+            self.tree.blockSignals(False)
+
+    def _refresh(self) -> None:
         self.tree.clear()
+        self._editors = {}
         self.values = None
         self.values_strip.hide()
         doc = self.doc
@@ -130,22 +152,49 @@ class Inspector(QWidget):
             parent.addChild(item)
         return item
 
-    def _tree(self, parent: QTreeWidget | QTreeWidgetItem, name: str, value: Any) -> None:
-        """Nested metadata as an expandable tree."""
+    def _tree(
+        self,
+        parent: QTreeWidget | QTreeWidgetItem,
+        name: str,
+        value: Any,
+        edit: Callable[[str, Any], str | None] | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Nested metadata as an expandable tree; with ``edit``, leaves edit in place
+        (``edit(dotted_key, value)`` runs the model edit and returns a refusal or None).
+        ``key`` is the dotted path of ``parent`` (None: this row is the tree's root)."""
+        path = "" if key is None else (f"{key}.{name}" if key else name)
         if isinstance(value, dict):
             node = self._row(parent, name, f"{{{len(value)}}}" if value else "{}")
             for k, v in value.items():
-                self._tree(node, str(k), v)
+                self._tree(node, str(k), v, edit, path)
         elif isinstance(value, list) and value and any(isinstance(v, (dict, list)) for v in value):
             node = self._row(parent, name, f"[{len(value)}]")
             for k, v in enumerate(value):
                 self._tree(node, f"[{k}]", v)
         else:
-            self._row(
+            item = self._row(
                 parent,
                 name,
                 json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value,
             )
+            if edit is not None and path:
+                self._editable(item, functools.partial(_edit_leaf, edit, path))
+
+    def _editable(self, item: QTreeWidgetItem, on_edit: Callable[[str], str | None]) -> None:
+        """Let the value of ``item`` be edited; ``on_edit(text)`` returns a refusal or None."""
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        self._editors[id(item)] = on_edit
+
+    def _edited(self, item: QTreeWidgetItem, column: int) -> None:
+        on_edit = self._editors.get(id(item))
+        if column != 1 or on_edit is None:
+            return
+        refusal = on_edit(item.text(1))
+        self.message.setText(refusal or "")
+        self.message.setVisible(bool(refusal))
+        if refusal:
+            self.refresh()  # show the unchanged value again
 
     def _tensor_row(self, parent: QTreeWidgetItem, doc: Document, t: int) -> None:
         ten = doc.graph.tensors[t]
@@ -155,12 +204,20 @@ class Inspector(QWidget):
         g = doc.graph
         node = g.nodes[i]
         t = self.tree
-        self._row(t, "Node", node.id)
+        self._editable(
+            self._row(t, "Node", node.id),
+            lambda text: perform(doc, edits.rename_node, node.id, text),
+        )
         self._row(t, "Op type", node.op_type)
         attrs = self._row(t, "Attributes", str(len(node.attributes)))
         for name, value in node.attributes.items():
             self._tree(attrs, name, value)
             row = attrs.child(attrs.childCount() - 1)
+            if row is not None and row.childCount() == 0:
+                self._editable(
+                    row,
+                    functools.partial(_edit_attribute, doc, node.id, name),
+                )
             if row is not None:
                 row.setText(2, attribute_type(value))
         ins = self._row(t, "Inputs", str(len(node.inputs)))
@@ -176,16 +233,33 @@ class Inspector(QWidget):
             ops = opfacts.flops(g, i)
             self._row(t, "FLOPs", f"{ops:,}" if ops is not None else "unknown")
             self._row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
-        self._tree(t, "Metadata", node.metadata)
+        self._tree(
+            t,
+            "Metadata",
+            node.metadata,
+            lambda key, value: perform(doc, edits.set_metadata, key, value, node=node.id),
+        )
 
     def _tensor(self, doc: Document, ti: int) -> None:
         g = doc.graph
         ten = g.tensors[ti]
         t = self.tree
-        self._row(t, "Tensor", ten.id)
-        self._row(t, "Kind", ten.kind)
-        self._row(t, "Shape", shape_text(ten))
-        self._row(t, "Dtype", ten.dtype)
+        self._editable(
+            self._row(t, "Tensor", ten.id),
+            lambda text: perform(doc, edits.rename_tensor, ten.id, text),
+        )
+        self._editable(
+            self._row(t, "Kind", ten.kind),
+            lambda text: perform(doc, edits.set_kind, ten.id, text.strip()),
+        )
+        self._editable(
+            self._row(t, "Shape", shape_text(ten)),
+            lambda text: perform(doc, edits.set_shape, ten.id, parse_shape(text)),
+        )
+        self._editable(
+            self._row(t, "Dtype", ten.dtype),
+            lambda text: perform(doc, edits.set_dtype, ten.id, text.strip()),
+        )
         bits = DTYPES[ten.dtype].bits if ten.dtype in DTYPES else None
         if bits and all(d >= 0 for d in ten.shape) and not ten.metadata.get("rank_unknown"):
             count = int(np.prod(ten.shape, dtype=np.int64))
@@ -199,7 +273,12 @@ class Inspector(QWidget):
         cons = self._row(t, "Consumers", str(len(g.index.consumers_of(ti))))
         for c in g.index.consumers_of(ti).tolist():
             self._row(cons, g.nodes[c].id, g.nodes[c].op_type, ("node", c))
-        self._tree(t, "Metadata", ten.metadata)
+        self._tree(
+            t,
+            "Metadata",
+            ten.metadata,
+            lambda key, value: perform(doc, edits.set_metadata, key, value, tensor=ten.id),
+        )
 
     def _values(self, ten: Tensor) -> None:
         """Statistics rows and the histogram; reads lazy values now, on selection only."""
@@ -246,7 +325,12 @@ class Inspector(QWidget):
         ops = self._row(t, "Operators", str(len(s.op_histogram)))
         for op, n in s.op_histogram:
             self._row(ops, op, n)
-        self._tree(t, "Metadata", g.metadata)
+        self._tree(
+            t,
+            "Metadata",
+            g.metadata,
+            lambda key, value: perform(doc, edits.set_metadata, key, value),
+        )
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -362,3 +446,32 @@ def attribute_type(value: object) -> str:
         kinds = {attribute_type(v) for v in value}
         return f"{kinds.pop()}s" if len(kinds) == 1 else "list"
     return type(value).__name__
+
+
+def _edit_leaf(edit: Callable[[str, Any], str | None], path: str, text: str) -> str | None:
+    return edit(path, parse_value(text))
+
+
+def _edit_attribute(doc: Document, node_id: str, name: str, text: str) -> str | None:
+    return perform(doc, edits.set_attribute, node_id, name, parse_value(text))
+
+
+def parse_value(text: str) -> Any:
+    """A typed value from an edited cell: JSON when it parses (3, 1.5, [1, 1], "x"), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_shape(text: str) -> list[int]:
+    """``1x3x224x224``, ``1, 3, 224, 224`` or ``[1, 3]``; ``?`` for an unknown dimension."""
+    parts = [
+        p for p in text.replace("[", "").replace("]", "").replace("x", ",").split(",") if p.strip()
+    ]
+    if text.strip() == "scalar":
+        return []
+    try:
+        return [-1 if p.strip() in ("?", "-1") else int(p) for p in parts]
+    except ValueError:
+        return [text]  # type: ignore[list-item]  # the edit refuses it with its own message
