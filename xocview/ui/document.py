@@ -113,12 +113,22 @@ class Document(QObject):
         self.undo_stack.setClean()
 
     def after_edit(self) -> None:
-        """The graph changed under an undo command: rebuild what derives from it."""
-        self.graph.invalidate()
-        self.hierarchy = Hierarchy(self.graph)
-        n, t = len(self.graph.nodes), len(self.graph.tensors)
-        if self.selected_node >= n or self.selected_tensor >= t:
-            self.selected_node = self.selected_tensor = -1
+        """The graph changed under an undo command: rebuild what derives from it; the selection
+        follows its node or tensor by id (positions shift when things are added or removed)."""
+        g = self.graph
+        before = self._selected_id()
+        g.invalidate()
+        self.hierarchy = Hierarchy(g)
+        self.selected_node = self.selected_tensor = -1
+        if before is not None:
+            kind, ident = before
+            try:
+                if kind == "node":
+                    self.selected_node = g.index.node_position(ident)
+                else:
+                    self.selected_tensor = g.index.tensor_position(ident)
+            except KeyError:
+                pass  # deleted or renamed: nothing selected
         self.relayout()
         self.model_changed.emit()
         self.selection_changed.emit()
@@ -212,6 +222,15 @@ class Document(QObject):
             self.relayout()
 
     # -- selection ---------------------------------------------------------------------------
+
+    def _selected_id(self) -> tuple[str, str] | None:
+        """The selection by id as it was before an edit (read from the drawing's keys, since the
+        graph has already changed when an edit reports)."""
+        item = self.selected_item()
+        if item >= 0 and item < len(self.drawing.keys):
+            kind = "node" if self.drawing.item_node[item] >= 0 else "tensor"
+            return kind, self.drawing.keys[item]
+        return None
 
     def select_node(self, node: int) -> None:
         self.selected_node, self.selected_tensor = node, -1
