@@ -111,3 +111,31 @@ def test_refusals_from_the_canvas_are_reported(qtbot, window, tmp_path: Path) ->
     view = open_copy(qtbot, window, tmp_path)
     assert not view.edit(edits.bypass_node, "l0.scores")  # two data inputs
     assert "l0.scores" in window.errors[-1]
+
+
+def test_inspector_menu_edits_structure(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_copy(qtbot, window, tmp_path)
+    g = view.doc.graph
+    insp = window.inspector
+
+    def run(item: QTreeWidgetItem | None, prefix: str) -> None:
+        action = next(a for text, a in insp.structural_actions(item) if text.startswith(prefix))
+        action()
+
+    view.doc.select_node(g.index.node_position("l0.softmax"))
+    run(row(window, "Attributes", "axis"), "Remove Attribute 'axis'")
+    assert "axis" not in g.node("l0.softmax").attributes
+    view.doc.select_node(g.index.node_position("l0.q"))
+    run(
+        row(window, "Metadata", "performance", "time", "cpu"),
+        "Delete Metadata 'performance.time.cpu'",
+    )
+    assert "performance" not in g.node("l0.q").metadata
+    view.doc.select_tensor(g.index.tensor_position("l0.p"))
+    run(None, "Mark as Graph Output")
+    assert g.index.tensor_position("l0.p") in g.outputs and g.tensor("l0.p").kind == "output"
+    for _ in range(3):
+        window.undo_group.undo()
+    assert g.node("l0.softmax").attributes["axis"] == -1
+    assert g.node("l0.q").metadata["performance"]["time"]["cpu"] == 0.05
+    assert g.tensor("l0.p").kind == "activation"

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTreeWidget,
@@ -54,7 +56,8 @@ class Inspector(QWidget):
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Property", "Value", "Type"])
         self.tree.setColumnWidth(0, 150)
-        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._menu)
         copy = QAction("Copy value", self.tree)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
         copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
@@ -186,13 +189,116 @@ class Inspector(QWidget):
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
         self._editors[id(item)] = on_edit
 
+    # -- structural edits from the context menu ----------------------------------------------
+
+    def _menu(self, pos: QPoint) -> None:
+        doc = self.doc
+        if doc is None:
+            return
+        menu = QMenu(self.tree)
+        menu.addAction("Copy value", self.copy_value)
+        item = self.tree.itemAt(pos)
+        for text, action in self.structural_actions(item):
+            menu.addAction(text, action)
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def structural_actions(
+        self, item: QTreeWidgetItem | None
+    ) -> list[tuple[str, Callable[[], None]]]:
+        """The edits the context menu offers for ``item`` (tests call them directly)."""
+        doc = self.doc
+        if doc is None:
+            return []
+        g = doc.graph
+        out: list[tuple[str, Callable[[], None]]] = []
+        owner: dict[str, str] = {}
+        if doc.selected_node >= 0:
+            node_id = g.nodes[doc.selected_node].id
+            owner = {"node": node_id}
+            out.append(
+                (
+                    "Add Attribute...",
+                    lambda: self._ask_and(
+                        "Add attribute",
+                        "name = JSON value",
+                        lambda name, value: perform(doc, edits.add_attribute, node_id, name, value),
+                    ),
+                )
+            )
+            parent = item.parent() if item is not None else None
+            if item is not None and parent is not None and parent.text(0) == "Attributes":
+                name = item.text(0)
+                out.append(
+                    (
+                        f"Remove Attribute '{name}'",
+                        lambda: self._report(perform(doc, edits.remove_attribute, node_id, name)),
+                    )
+                )
+        elif doc.selected_tensor >= 0:
+            ten = g.tensors[doc.selected_tensor]
+            owner = {"tensor": ten.id}
+            if doc.selected_tensor in g.outputs:
+                out.append(
+                    (
+                        "Remove from Graph Outputs",
+                        lambda: self._report(perform(doc, edits.unmark_output, ten.id)),
+                    )
+                )
+            else:
+                out.append(
+                    (
+                        "Mark as Graph Output",
+                        lambda: self._report(perform(doc, edits.mark_output, ten.id)),
+                    )
+                )
+        out.append(
+            (
+                "Add Metadata Key...",
+                lambda: self._ask_and(
+                    "Add metadata",
+                    "dotted.key = JSON value",
+                    lambda key, value: perform(doc, edits.set_metadata, key, value, **owner),
+                ),
+            )
+        )
+        key = self._metadata_key(item)
+        if key:
+            out.append(
+                (
+                    f"Delete Metadata '{key}'",
+                    lambda: self._report(perform(doc, edits.delete_metadata, key, **owner)),
+                )
+            )
+        return out
+
+    def _metadata_key(self, item: QTreeWidgetItem | None) -> str:
+        """The dotted metadata key of a row under the Metadata root ("" for other rows)."""
+        parts = []
+        while item is not None and item.parent() is not None:
+            parts.append(item.text(0))
+            item = item.parent()
+        if item is None or item.text(0) != "Metadata":
+            return ""
+        return ".".join(reversed(parts))
+
+    def _ask_and(self, title: str, label: str, run: Callable[[str, Any], str | None]) -> None:
+        text, ok = QInputDialog.getText(self, title, label)
+        if ok and "=" in text:
+            name, value = text.split("=", 1)
+            self._report(run(name.strip(), parse_value(value.strip())))
+        elif ok:
+            self._report(f"'{text}': write it as name = value")
+
+    def _report(self, refusal: str | None) -> None:
+        self.message.setText(refusal or "")
+        self.message.setVisible(bool(refusal))
+
     def _edited(self, item: QTreeWidgetItem, column: int) -> None:
         on_edit = self._editors.get(id(item))
         if column != 1 or on_edit is None:
             return
         refusal = on_edit(item.text(1))
-        self.message.setText(refusal or "")
-        self.message.setVisible(bool(refusal))
+        self._report(refusal)
         if refusal:
             self.refresh()  # show the unchanged value again
 
