@@ -6,7 +6,8 @@ import copy
 import shutil
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+import numpy as np
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
 from tests.conftest import REPO
@@ -139,3 +140,29 @@ def test_inspector_menu_edits_structure(qtbot, window, tmp_path: Path) -> None: 
     assert g.node("l0.softmax").attributes["axis"] == -1
     assert g.node("l0.q").metadata["performance"]["time"]["cpu"] == 0.05
     assert g.tensor("l0.p").kind == "activation"
+
+
+def test_ctrl_click_selects_several_nodes_to_group(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_copy(qtbot, window, tmp_path, "all_dtypes.json")
+    g = view.doc.graph
+    view.zoom_to(1.0)
+    d = view.doc.drawing
+    picks = [
+        int(np.flatnonzero(d.item_node == g.index.node_position(n))[0])
+        for n in ("to_half", "to_int32")
+    ]
+    for k, mods in zip(
+        picks, (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ControlModifier), strict=True
+    ):
+        view.centerOn(QPointF(d.x[k], d.y[k]))
+        qtbot.mouseClick(
+            view.viewport(),
+            Qt.MouseButton.LeftButton,
+            mods,
+            view.mapFromScene(QPointF(d.x[k], d.y[k])),
+        )
+    assert view.doc.selected_node_ids() == ["to_half", "to_int32"]
+    assert view.edit(edits.group_nodes, view.doc.selected_node_ids())
+    group = g.nodes[-1]
+    assert group.metadata["children_ids"] == ["to_half", "to_int32"]
+    assert g.node("to_half").metadata["parent_id"] == group.id

@@ -84,6 +84,7 @@ class Document(QObject):
         )
         self.selected_node = -1
         self.selected_tensor = -1
+        self.also_selected: list[int] = []
         self.busy = False
         self._generation = 0
         self.drawing: Drawing = drawing if drawing is not None else self._build(None)
@@ -120,6 +121,7 @@ class Document(QObject):
         g.invalidate()
         self.hierarchy = Hierarchy(g)
         self.selected_node = self.selected_tensor = -1
+        self.also_selected = []
         if before is not None:
             kind, ident = before
             try:
@@ -234,14 +236,35 @@ class Document(QObject):
 
     def select_node(self, node: int) -> None:
         self.selected_node, self.selected_tensor = node, -1
+        self.also_selected = []
         self.selection_changed.emit()
+
+    def toggle_in_selection(self, node: int) -> None:
+        """Ctrl+click: add a node to the selection (for grouping) or take it out."""
+        if self.selected_node < 0:
+            self.select_node(node)
+            return
+        if node == self.selected_node:
+            return
+        if node in self.also_selected:
+            self.also_selected.remove(node)
+        else:
+            self.also_selected.append(node)
+        self.selection_changed.emit()
+
+    def selected_node_ids(self) -> list[str]:
+        """Ids of the selected nodes: the main one first, then those added with Ctrl+click."""
+        nodes = [self.selected_node, *self.also_selected] if self.selected_node >= 0 else []
+        return [self.graph.nodes[i].id for i in nodes if 0 <= i < len(self.graph.nodes)]
 
     def select_tensor(self, tensor: int) -> None:
         self.selected_node, self.selected_tensor = -1, tensor
+        self.also_selected = []
         self.selection_changed.emit()
 
     def clear_selection(self) -> None:
         self.selected_node = self.selected_tensor = -1
+        self.also_selected = []
         self.selection_changed.emit()
 
     def selected_item(self) -> int:

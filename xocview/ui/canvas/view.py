@@ -108,6 +108,19 @@ class GraphView(QGraphicsView):
             touching = (d.edge_src == item) | (d.edge_dst == item)
             highlighted = set(np.flatnonzero(touching).tolist())
         paint_drawing(painter, self.doc.drawing, style, rect, self.scale_factor, item, highlighted)
+        if self.doc.also_selected:  # nodes added with Ctrl+click
+            d = self.doc.drawing
+            painter.setPen(style.selection_pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for node in self.doc.also_selected:
+                for k in np.flatnonzero(d.item_node == node).tolist():
+                    painter.drawRoundedRect(
+                        QRectF(
+                            d.x[k] - d.w[k] / 2 - 3, d.y[k] - d.h[k] / 2 - 3, d.w[k] + 6, d.h[k] + 6
+                        ),
+                        6,
+                        6,
+                    )
 
     def _use_overview(self) -> bool:
         """Far out on a big graph, one cached picture of the whole drawing is painted instead
@@ -204,8 +217,11 @@ class GraphView(QGraphicsView):
             return  # a drag (pan), not a click
         what, k = self._hit(event.position())
         d = self.doc.drawing
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         if what == "item":
-            if d.item_node[k] >= 0:
+            if d.item_node[k] >= 0 and ctrl:
+                self.doc.toggle_in_selection(int(d.item_node[k]))
+            elif d.item_node[k] >= 0:
                 self.doc.select_node(int(d.item_node[k]))
             else:
                 self.doc.select_tensor(int(d.item_tensor[k]))
@@ -295,7 +311,9 @@ class GraphView(QGraphicsView):
             menu.addAction("Rename...", lambda: self._rename(node.id))
             menu.addAction("Delete Node", lambda: self.edit(edits.delete_node, node.id))
             menu.addAction("Bypass Node", lambda: self.edit(edits.bypass_node, node.id))
-            menu.addAction("Put in a New Group", lambda: self.edit(edits.group_nodes, [node.id]))
+            chosen = self.doc.selected_node_ids()
+            label = f"Group {len(chosen)} Nodes" if len(chosen) > 1 else "Put in a New Group"
+            menu.addAction(label, lambda: self.edit(edits.group_nodes, chosen or [node.id]))
             if d.kind[k] == KIND_GROUP or "children_ids" in node.metadata:
                 menu.addAction("Ungroup", lambda: self.edit(edits.ungroup, node.id))
             menu.addSeparator()
