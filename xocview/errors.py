@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "EditError",
     "FormatError",
+    "RunError",
     "UnknownFormatError",
     "XocviewError",
 ]
@@ -44,3 +45,19 @@ class UnknownFormatError(FormatError):
 
 class EditError(XocviewError):
     """An edit was refused; the graph is unchanged and the message says how to fix the request."""
+
+
+class RunError(XocviewError):
+    """A run of the executor stopped at a node (no kernel, bad shapes, a kernel failure).
+
+    ``node_id`` and ``op_type`` name the node; ``partial`` is the executor's result with the
+    timings measured before the stop (or None when the run stopped before the first node).
+    """
+
+    def __init__(
+        self, message: str, node_id: str | None = None, op_type: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.node_id = node_id
+        self.op_type = op_type
+        self.partial: object | None = None

@@ -157,6 +157,24 @@ class Graph:
         """Forget derived data; call after any change to nodes, tensors or their links."""
         self._index = None
 
+    def snapshot(self) -> Graph:
+        """A copy for readers in another thread (a run) while edits go on here.
+
+        Edits replace field values and never change a list or dict in place, so the copy shares
+        them; only the Graph, Node and Tensor objects are new. Weight values are shared too.
+        """
+        tensors = []
+        for t in self.tensors:
+            c = Tensor(t.id, t.kind, t.shape, t.dtype, t.metadata)
+            c._data = t._data
+            tensors.append(c)
+        nodes = [
+            Node(n.id, n.op_type, n.inputs, n.outputs, n.attributes, n.metadata) for n in self.nodes
+        ]
+        return Graph(
+            self.id, self.name, tensors, nodes, list(self.inputs), list(self.outputs), self.metadata
+        )
+
     def node(self, node_id: str) -> Node:
         """The node with this id; KeyError names the id when there is none."""
         return self.nodes[self.index.node_position(node_id)]

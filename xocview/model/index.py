@@ -107,6 +107,13 @@ class GraphIndex:
             return False
         return True
 
+    def has_tensor(self, tensor_id: str) -> bool:
+        try:
+            self.tensor_position(tensor_id)
+        except KeyError:
+            return False
+        return True
+
     def consumers_of(self, tensor: int) -> np.ndarray:
         return self.consumers[self.consumer_ptr[tensor] : self.consumer_ptr[tensor + 1]]
 

@@ -1,0 +1,1 @@
+"""Tests of xocview.executor: kernels against onnxruntime, the runtime, the light models."""

@@ -1,0 +1,165 @@
+"""Resize and Upsample against onnxruntime: every mode, coordinate transform and opset."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.executor.ort_reference import check_op, ort_run, ours
+from tests.executor.test_shape import i64, rand
+
+TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+SCALES = [(1, 1, 2, 3), (1, 1, 0.5, 0.75), (1, 1, 1.7, 0.6), (1, 1, 1, 2.5)]
+SIZES = [(2, 3, 7, 5), (2, 3, 3, 8), (2, 3, 1, 1), (2, 3, 6, 2)]  # ORT refuses size 0
+
+
+def f32(*values: float) -> np.ndarray:
+    return np.array(values, dtype=np.float32)
+
+
+def run(
+    x: np.ndarray,
+    attrs: dict,
+    scales: tuple | None = None,
+    sizes: tuple | None = None,
+    roi: np.ndarray | None = None,
+    opset: int = 13,
+) -> None:
+    inputs = [x, roi, None if scales is None else f32(*scales)]
+    inputs += [None if sizes is None else i64(*sizes)]
+    check_op("Resize", inputs, attrs, opset=opset)
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("nearest_mode", NEAREST)
+@pytest.mark.parametrize("scales", SCALES)
+def test_nearest_scales(transform: str, nearest_mode: str, scales: tuple) -> None:
+    attrs = {"coordinate_transformation_mode": transform, "nearest_mode": nearest_mode}
+    run(rand(2, 3, 6, 5), attrs, scales=scales)
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("nearest_mode", NEAREST)
+@pytest.mark.parametrize("sizes", SIZES)
+def test_nearest_sizes(transform: str, nearest_mode: str, sizes: tuple) -> None:
+    attrs = {"coordinate_transformation_mode": transform, "nearest_mode": nearest_mode}
+    run(rand(2, 3, 4, 6), attrs, sizes=sizes)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("transform", [*TRANSFORMS, "half_pixel_symmetric"])
+@pytest.mark.parametrize("scales", SCALES)
+def test_linear_and_cubic_scales(mode: str, transform: str, scales: tuple) -> None:
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform}
+    run(rand(2, 3, 6, 5), attrs, scales=scales, opset=19)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("sizes", SIZES)
+def test_linear_and_cubic_sizes(mode: str, transform: str, sizes: tuple) -> None:
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform}
+    run(rand(2, 3, 4, 6), attrs, sizes=sizes)
+
+
+@pytest.mark.parametrize("exclude", [0, 1])
+@pytest.mark.parametrize("a", [-0.75, -0.5])
+def test_cubic_coefficients(exclude: int, a: float) -> None:
+    attrs = {"mode": "cubic", "cubic_coeff_a": a, "exclude_outside": exclude}
+    run(rand(1, 2, 5, 7), attrs, scales=(1, 1, 2.2, 0.7))
+
+
+@pytest.mark.parametrize(
+    ("shape", "sizes"),
+    [((1, 2, 3, 4, 5), (1, 2, 5, 3, 7)), ((3, 4, 5), (5, 2, 8)), ((4, 5), (7, 3))],
+)
+def test_n_linear(shape: tuple, sizes: tuple) -> None:
+    """Trilinear, and linear over every axis of 3-D and 2-D inputs (what onnxruntime accepts)."""
+    run(rand(*shape), {"mode": "linear"}, sizes=sizes)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("scales", [(1, 1, 1.8, 2.5), (1, 1, 0.6, 0.5)])
+def test_tf_crop_and_resize(mode: str, scales: tuple) -> None:
+    attrs = {
+        "mode": mode,
+        "coordinate_transformation_mode": "tf_crop_and_resize",
+        "extrapolation_value": -3.0,
+    }
+    roi = f32(0, 0, 0.2, -0.1, 1, 1, 0.9, 1.3)
+    run(rand(1, 2, 6, 7), attrs, sizes=(1, 2, 5, 8), roi=roi)
+    run(rand(1, 2, 6, 7), attrs, scales=scales, roi=roi)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.uint8])
+def test_nearest_dtypes(dtype: type) -> None:
+    x = np.asarray(rand(1, 2, 4, 5) * 40, dtype=dtype)
+    run(x, {}, scales=(1, 1, 1.5, 0.8))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8])
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_interpolated_integers_round(dtype: type, mode: str) -> None:
+    """Integers are interpolated in float and rounded with saturation, as ONNX's reference does.
+
+    onnxruntime truncates towards zero instead (a C cast); the spec's reference implementation
+    (``onnx.reference`` Resize, ``saturate_cast``) rounds to nearest, and we follow the spec.
+    """
+    x = np.asarray(rand(1, 2, 4, 5) * 60, dtype=dtype)
+    inputs = [x, None, f32(1, 1, 1.5, 0.8)]
+    (as_float,) = ort_run("Resize", [x.astype(np.float32), *inputs[1:]], {"mode": mode}, opset=13)
+    info = np.iinfo(dtype)
+    expected = np.clip(np.rint(as_float), info.min, info.max).astype(dtype)
+    (got,) = ours("Resize", inputs, {"mode": mode}, opset=13)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_float64_linear_matches_float32() -> None:
+    """onnxruntime's CPU Resize has no double kernel; ours works in float64 throughout."""
+    x = rand(1, 2, 4, 5, dtype=np.float64)
+    inputs = [None, f32(1, 1, 1.5, 0.8)]
+    (got,) = ours("Resize", [x, *inputs], {"mode": "linear"}, opset=13)
+    (ref,) = ort_run("Resize", [x.astype(np.float32), *inputs], {"mode": "linear"}, opset=13)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_opset18_axes_and_aspect_policy(policy: str, mode: str) -> None:
+    x, sizes = rand(1, 2, 4, 6), i64(7, 9)
+    attrs = {"axes": [2, 3], "keep_aspect_ratio_policy": policy, "mode": mode}
+    (y,) = check_op("Resize", [x, None, None, sizes], attrs, opset=18)
+    # onnxruntime 1.2x ignores a negative axis under not_larger/not_smaller; ONNX allows it
+    (negative,) = ours("Resize", [x, None, None, sizes], {**attrs, "axes": [2, -1]}, opset=18)
+    np.testing.assert_array_equal(negative, y)
+    check_op("Resize", [x, None, f32(1.5)], {"axes": [-1], "mode": mode}, opset=18)
+
+
+def test_empty_tensor_and_identity() -> None:
+    run(rand(0, 2, 4, 4), {"mode": "linear"}, scales=(1, 1, 2, 2))
+    x = rand(1, 1, 3, 3)
+    (y,) = ours("Resize", [x, None, f32(1, 1, 1, 1)], {"mode": "cubic"}, opset=13)
+    np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [(1, 1, 2, 3), (1, 1, 0.5, 0.6), (1, 1, 1.5, 2.5)])
+def test_resize_10_and_upsample(mode: str, scales: tuple) -> None:
+    x = rand(1, 2, 4, 5)
+    check_op("Resize", [x, f32(*scales)], {"mode": mode}, opset=10)
+    if min(scales) >= 1:  # Upsample refuses scales below 1
+        check_op("Upsample", [x, f32(*scales)], {"mode": mode}, opset=9)
+        attrs = {"mode": mode, "scales": [float(s) for s in scales]}
+        check_op("Upsample", [x], attrs, opset=7)
+
+
+def test_antialias_shrinking_is_refused() -> None:
+    with pytest.raises(NotImplementedError, match="antialias"):
+        ours(
+            "Resize",
+            [rand(1, 1, 4, 4), None, f32(1, 1, 0.5, 0.5)],
+            {"mode": "linear", "antialias": 1},
+            opset=18,
+        )

@@ -1,0 +1,109 @@
+"""Values for a run: given arrays or ``.npy`` files, else seeded random data of the declared type.
+
+Weights read from XOC, NNVM or LightNet files have shapes but no values, and graph inputs have
+no values at all; filling them with seeded random data lets every graph with known shapes be
+profiled. The distributions keep deep networks finite: multi-dimensional float weights are
+scaled by their fan-in, vectors (biases, scales, variances) lie in [0.5, 1.5), integer inputs
+are small non-negative numbers (safe as indices), integer weights are zero except where an op
+reads them as a shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xocview.errors import RunError
+from xocview.model import Graph, Tensor
+from xocview.model.dtypes import DTYPES
+
+__all__ = ["numpy_dtype", "random_value", "read_feed", "resolved_shape", "shape_known"]
+
+
+def numpy_dtype(tensor: Tensor) -> np.dtype:
+    """The numpy dtype of a tensor; undefined (unknown) types run as float32."""
+    info = DTYPES.get(tensor.dtype)
+    if info is None or info.name == "undefined":
+        return np.dtype(np.float32)
+    if info.numpy is None:
+        raise RunError(
+            f"tensor {tensor.id!r}: dtype {tensor.dtype} has no numpy type; "
+            "the executor runs float, int, bool and string tensors"
+        )
+    return np.dtype(info.numpy)
+
+
+def shape_known(tensor: Tensor) -> bool:
+    """Whether the tensor's rank is known (a -1 dimension is a symbol the user sizes)."""
+    return not tensor.metadata.get("rank_unknown")
+
+
+def resolved_shape(tensor: Tensor, dims: Mapping[str, int], default: int) -> tuple[int, ...]:
+    """The declared shape with each symbolic (-1) dimension given its chosen size."""
+    symbols = tensor.metadata.get("shape_symbols")
+    out = []
+    for k, d in enumerate(tensor.shape):
+        if isinstance(d, int) and d >= 0:
+            out.append(d)
+            continue
+        name = symbols[k] if isinstance(symbols, list) and k < len(symbols) else None
+        out.append(int(dims.get(str(name), default)) if name is not None else default)
+    return tuple(out)
+
+
+def random_value(
+    tensor: Tensor, shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator
+) -> np.ndarray:
+    """Seeded data of the given shape and dtype, distributed for the tensor's role."""
+    if dtype.kind == "f" or dtype.kind == "c":
+        if tensor.kind == "weight" and len(shape) >= 2:
+            fan_in = max(1, int(np.prod(shape[1:])))
+            values = rng.standard_normal(shape, dtype=np.float32) * np.float32(fan_in**-0.5)
+        elif tensor.kind == "weight":
+            values = rng.random(shape, dtype=np.float32) + np.float32(0.5)
+        else:
+            values = rng.random(shape, dtype=np.float32)
+        return values.astype(dtype, copy=False)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        if tensor.kind == "weight":
+            return np.zeros(shape, dtype=dtype)
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if dtype.kind == "O":
+        return np.full(shape, "", dtype=object)
+    raise RunError(f"tensor {tensor.id!r}: cannot make random values of dtype {dtype}")
+
+
+def read_feed(graph: Graph, tensor: Tensor, value: Any) -> np.ndarray:
+    """A user's value for an input: an array, a number or list, or the path of a ``.npy`` file.
+
+    The result takes the tensor's declared dtype; a rank that differs from the declared one is
+    refused with both shapes named.
+    """
+    if isinstance(value, (str, Path)):
+        path = Path(value)
+        try:
+            array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise RunError(f"{path}: cannot read input {tensor.id!r} as .npy ({e})") from e
+    else:
+        array = np.asarray(value)
+    if tensor.dtype not in ("undefined", "") and array.dtype != numpy_dtype(tensor):
+        array = array.astype(numpy_dtype(tensor))
+    declared = tensor.shape
+    if shape_known(tensor) and declared and len(declared) != array.ndim:
+        raise RunError(
+            f"input {tensor.id!r}: given shape {list(array.shape)}, declared {list(declared)}; "
+            "expected the same rank"
+        )
+    for k, (d, g) in enumerate(zip(declared, array.shape, strict=False)):
+        if isinstance(d, int) and d >= 0 and d != g:
+            raise RunError(
+                f"input {tensor.id!r}: given shape {list(array.shape)}, declared "
+                f"{list(declared)}; dimension {k} should be {d}"
+            )
+    return array

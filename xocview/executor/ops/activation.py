@@ -1,0 +1,282 @@
+"""Activation kernels: the Relu family, sigmoids, Gelu, Clip, Softmax, LogSoftmax, Hardmax."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from xocview.executor.ops.unary import erf_float64
+from xocview.executor.registry import kernel
+
+# Python float constants below keep the input's float dtype: under NEP 50 they are "weak".
+
+
+@kernel("Relu", since=1)
+def relu(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
+    """NaN stays NaN, as in onnxruntime."""
+    return np.asarray(np.maximum(x, 0))
+
+
+@kernel("LeakyRelu", since=1)
+def leaky_relu(
+    x: np.ndarray, *, alpha: float = 0.01, consumed_inputs: list[int] | None = None
+) -> np.ndarray:
+    return np.where(x < 0, x * alpha, x)
+
+
+@kernel("PRelu", since=1)
+def prelu_1(
+    x: np.ndarray, slope: np.ndarray, *, consumed_inputs: list[int] | None = None
+) -> np.ndarray:
+    """Opsets 1-6: a 1-D slope with one value per channel applies along axis 1 (Caffe's
+    rule), a one-element slope everywhere."""
+    if slope.ndim == 1 and x.ndim > 2 and slope.size > 1 and slope.shape[0] == x.shape[1]:
+        slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
+    return prelu(x, slope)
+
+
+@kernel("PRelu", since=7)
+def prelu(x: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """The slope broadcasts numpy-style (unidirectionally: the output has x's shape)."""
+    return np.where(x < 0, x * slope, x)
+
+
+@kernel("Sigmoid", since=1)
+def sigmoid(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
+    """Through exp(-|x|), which cannot overflow."""
+    e = np.asarray(np.exp(-np.abs(x)))
+    r = np.asarray(np.add(e, 1))
+    np.reciprocal(r, out=r)
+    return np.where(x < 0, e * r, r)
+
+
+@kernel("Tanh", since=1)
+def tanh(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
+    return np.asarray(np.tanh(x))
+
+
+@kernel("Gelu", since=20)
+def gelu(x: np.ndarray, *, approximate: str = "none") -> np.ndarray:
+    """Exact: x * Phi(x) through erf, in float64. ``tanh``: the usual approximation."""
+    if approximate == "tanh":
+        inner = np.asarray(x * (1 + 0.044715 * x * x))
+        inner *= math.sqrt(2 / math.pi)
+        np.tanh(inner, out=inner)
+        inner += 1
+        return np.asarray(0.5 * x * inner)
+    if approximate != "none":
+        raise ValueError(f"Gelu: approximate {approximate!r}; expected 'none' or 'tanh'")
+    wide = x.astype(np.float64)
+    phi = erf_float64(wide * math.sqrt(0.5))
+    phi += 1
+    phi *= 0.5 * wide
+    return phi.astype(x.dtype, copy=False)
+
+
+@kernel("HardSigmoid", since=1)
+def hard_sigmoid(
+    x: np.ndarray,
+    *,
+    alpha: float = 0.2,
+    beta: float = 0.5,
+    consumed_inputs: list[int] | None = None,
+) -> np.ndarray:
+    y = np.asarray(x * alpha)
+    y += beta
+    return np.clip(y, 0, 1, out=y)
+
+
+@kernel("HardSwish", since=14)
+def hard_swish(x: np.ndarray) -> np.ndarray:
+    """x * HardSigmoid(x) with alpha 1/6, beta 0.5."""
+    return np.asarray(x * hard_sigmoid(x, alpha=1 / 6))
+
+
+def _expm1_negative(x: np.ndarray) -> np.ndarray:
+    """exp(x) - 1 on the negative part of x (0 elsewhere): no overflow for large x."""
+    return np.asarray(np.expm1(np.minimum(x, 0)))
+
+
+@kernel("Elu", since=1)
+def elu(
+    x: np.ndarray, *, alpha: float = 1.0, consumed_inputs: list[int] | None = None
+) -> np.ndarray:
+    return np.where(x < 0, alpha * _expm1_negative(x), x)
+
+
+@kernel("Selu", since=1)
+def selu_1(
+    x: np.ndarray,
+    *,
+    alpha: float = 1.673200011253357,
+    gamma: float = 1.0506999492645264,
+    consumed_inputs: list[int] | None = None,
+) -> np.ndarray:
+    """Opset 1's defaults were rounder than opset 6's."""
+    return selu(x, alpha=alpha, gamma=gamma)
+
+
+@kernel("Selu", since=6)
+def selu(
+    x: np.ndarray,
+    *,
+    alpha: float = 1.67326319217681884765625,
+    gamma: float = 1.05070102214813232421875,
+) -> np.ndarray:
+    return np.where(x > 0, gamma * x, (gamma * alpha) * _expm1_negative(x))
+
+
+@kernel("Celu", since=12)
+def celu(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
+    return np.where(x < 0, alpha * _expm1_negative(x / alpha), x)
+
+
+@kernel("Softplus", since=1)
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow."""
+    return np.asarray(np.logaddexp(x, 0))
+
+
+@kernel("Softsign", since=1)
+def softsign(x: np.ndarray) -> np.ndarray:
+    d = np.asarray(np.abs(x))
+    d += 1
+    return np.asarray(np.divide(x, d, out=d))
+
+
+@kernel("Mish", since=18)
+def mish(x: np.ndarray) -> np.ndarray:
+    y = softplus(x)
+    np.tanh(y, out=y)
+    y *= x
+    return y
+
+
+@kernel("ThresholdedRelu", since=10)
+def thresholded_relu(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
+    return np.where(x > alpha, x, 0)
+
+
+def _clip(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> np.ndarray:
+    """max(x, low) then min(., high): with low > high everything becomes high; NaN stays."""
+    out = x
+    if low is not None:
+        out = np.asarray(np.maximum(out, low))
+    if high is not None:
+        out = np.asarray(np.minimum(out, high, out=out if out is not x else None))
+    return out
+
+
+def _bound(value: float | np.ndarray | None, dtype: np.dtype) -> np.ndarray | None:
+    """A Clip bound as a 0-d array of x's dtype (float32's limits overflow float16 to inf)."""
+    if value is None:
+        return None
+    with np.errstate(over="ignore"):
+        return np.asarray(value).reshape(()).astype(dtype)
+
+
+@kernel("Clip", since=1)
+def clip_1(
+    x: np.ndarray,
+    *,
+    max: float | None = None,  # ONNX's names shadow the builtins here
+    min: float | None = None,
+    consumed_inputs: list[int] | None = None,
+) -> np.ndarray:
+    """Opset 1: bounds are attributes, and an absent one does not clip."""
+    return _clip(x, _bound(min, x.dtype), _bound(max, x.dtype))
+
+
+@kernel("Clip", since=6)
+def clip_6(
+    x: np.ndarray,
+    *,
+    max: float = 3.4028234663852886e38,  # ONNX's names shadow the builtins here
+    min: float = -3.4028234663852886e38,
+) -> np.ndarray:
+    """Opsets 6-10: absent bounds default to float32's limits."""
+    return _clip(x, _bound(min, x.dtype), _bound(max, x.dtype))
+
+
+@kernel("Clip", since=11)
+def clip(
+    x: np.ndarray,
+    min: np.ndarray | None = None,  # ONNX's names shadow the builtins here
+    max: np.ndarray | None = None,
+) -> np.ndarray:
+    """Opset 11 on: bounds are optional scalar inputs; an absent one is the dtype's limit, so
+    float infinities become the largest finite value (as onnxruntime does)."""
+    low, high = _bound(min, x.dtype), _bound(max, x.dtype)
+    if x.dtype.kind == "f":
+        top = np.finfo(x.dtype).max
+        low = -top if low is None else low
+        high = top if high is None else high
+    return _clip(x, low, high)
+
+
+def _as_2d(x: np.ndarray, axis: int) -> np.ndarray:
+    """Opsets 1-12 flattened x to 2-D at ``axis`` and worked along the second dimension."""
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+
+
+def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
+    """x minus its maximum along ``axis``, the usual guard against exp overflowing."""
+    return np.asarray(np.subtract(x, np.max(x, axis=axis, keepdims=True)))
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:
+        return x.copy()
+    e = _shifted(x, axis)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:
+        return x.copy()
+    s = _shifted(x, axis)
+    s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    return s
+
+
+def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """1 at the first maximum along ``axis``, 0 elsewhere."""
+    out = np.zeros_like(x)
+    if x.size:
+        first = np.argmax(x, axis=axis, keepdims=True)
+        np.put_along_axis(out, first, 1, axis=axis)
+    return out
+
+
+@kernel("Softmax", since=1)
+def softmax_1(x: np.ndarray, *, axis: int = 1) -> np.ndarray:
+    return _softmax(_as_2d(x, axis), 1).reshape(x.shape)
+
+
+@kernel("Softmax", since=13)
+def softmax(x: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    return _softmax(x, axis)
+
+
+@kernel("LogSoftmax", since=1)
+def log_softmax_1(x: np.ndarray, *, axis: int = 1) -> np.ndarray:
+    return _log_softmax(_as_2d(x, axis), 1).reshape(x.shape)
+
+
+@kernel("LogSoftmax", since=13)
+def log_softmax(x: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    return _log_softmax(x, axis)
+
+
+@kernel("Hardmax", since=1)
+def hardmax_1(x: np.ndarray, *, axis: int = 1) -> np.ndarray:
+    return _hardmax(_as_2d(x, axis), 1).reshape(x.shape)
+
+
+@kernel("Hardmax", since=13)
+def hardmax(x: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    return _hardmax(x, axis)

@@ -1,0 +1,41 @@
+"""What a run measured: outputs, median time per node, peak memory of live tensors."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["RunResult"]
+
+
+@dataclass
+class RunResult:
+    """The outcome of ``run``; partial when ``cancelled`` or attached to a RunError.
+
+    ``node_times`` holds each leaf's median over the timed passes, in seconds; ``peak_bytes``
+    the largest total size of the tensors alive at once (weights included, ``weight_bytes`` of
+    it, and the outputs of ``folded`` nodes); ``total_time`` the median wall time of one pass.
+    """
+
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    node_times: dict[str, float] = field(default_factory=dict)
+    peak_bytes: int = 0
+    weight_bytes: int = 0
+    total_time: float = 0.0
+    cancelled: bool = False
+    op_types: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)  # computed once before timing (constants)
+
+    def time_by_op(self) -> dict[str, float]:
+        """Summed median time per op type, slowest first."""
+        sums: dict[str, float] = defaultdict(float)
+        for node_id, seconds in self.node_times.items():
+            sums[self.op_types.get(node_id, "?")] += seconds
+        return dict(sorted(sums.items(), key=lambda kv: -kv[1]))
+
+    def slowest(self, k: int = 10) -> list[tuple[str, float]]:
+        """The ``k`` slowest nodes with their median seconds."""
+        return sorted(self.node_times.items(), key=lambda kv: -kv[1])[:k]

@@ -1,0 +1,90 @@
+"""Per-node measures for heat colouring: measured time, FLOPs and parameters.
+
+A run records each leaf's median time as ``performance.time.cpu`` (milliseconds) and XOC JSON
+keeps it, so a saved file opens heat-coloured. A group's value is the sum over its leaves
+(DESIGN.md, "Hierarchy"): derived here, never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from xocview.model import opfacts
+from xocview.model.hierarchy import Hierarchy
+
+if TYPE_CHECKING:
+    from xocview.model.graph import Graph
+
+__all__ = [
+    "TIME_KEY",
+    "node_flops",
+    "node_parameters",
+    "node_times_ms",
+    "subtree_sums",
+    "times_as_metadata",
+]
+
+TIME_KEY = "performance.time.cpu"
+
+
+def times_as_metadata(node_times: Mapping[str, float]) -> dict[str, float]:
+    """Median seconds per node as the milliseconds stored under ``TIME_KEY``."""
+    return {node_id: round(seconds * 1e3, 6) for node_id, seconds in node_times.items()}
+
+
+def stored_time(node_metadata: Mapping[str, object]) -> float:
+    """A node's ``performance.time.cpu`` in ms, NaN when it has none (or not a number >= 0)."""
+    perf = node_metadata.get("performance")
+    if isinstance(perf, Mapping):
+        t = perf.get("time")
+        if isinstance(t, Mapping):
+            cpu = t.get("cpu")
+            if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and cpu >= 0:
+                return float(cpu)
+    return float("nan")
+
+
+def subtree_sums(leaf_values: np.ndarray, h: Hierarchy) -> np.ndarray:
+    """Each leaf's value, and for each group the sum over its leaves with a value.
+
+    NaN marks a leaf without a value and a group none of whose leaves has one.
+    """
+    own = np.where(h.is_group, np.nan, leaf_values.astype(np.float64))
+    total = np.where(np.isnan(own), 0.0, own)
+    known = ~np.isnan(own)
+    for depth in range(h.max_depth, 0, -1):  # deepest first: a group gets its whole subtree
+        at = np.flatnonzero(h.depth == depth)
+        np.add.at(total, h.parent[at], total[at])
+        np.logical_or.at(known, h.parent[at], known[at])
+    return np.where(known, total, np.nan)
+
+
+def node_times_ms(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
+    """Stored milliseconds per node position (groups: sums over their leaves)."""
+    h = h if h is not None else Hierarchy(graph)
+    n = len(graph.nodes)
+    own = np.fromiter((stored_time(nd.metadata) for nd in graph.nodes), np.float64, count=n)
+    return subtree_sums(own, h)
+
+
+def node_flops(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
+    """FLOPs per node position where ops.json can tell them (groups: sums)."""
+    h = h if h is not None else Hierarchy(graph)
+    leaf = np.full(len(graph.nodes), np.nan)
+    for i in np.flatnonzero(~h.is_group).tolist():
+        f = opfacts.flops(graph, i)
+        if f is not None:
+            leaf[i] = f
+    return subtree_sums(leaf, h)
+
+
+def node_parameters(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
+    """Weight elements per node position (groups: sums)."""
+    h = h if h is not None else Hierarchy(graph)
+    leaf = np.zeros(len(graph.nodes))
+    for i in np.flatnonzero(~h.is_group).tolist():
+        leaf[i] = opfacts.parameters(graph, i)
+    return subtree_sums(leaf, h)
