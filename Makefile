@@ -29,6 +29,7 @@ perf: $(STAMP)
 	$(BIN)/python tests/perf/onnx_load.py
 	$(BIN)/python tests/perf/layout_vs_dot.py
 	$(BIN)/python tests/perf/viewer.py
+	$(BIN)/python tests/perf/executor.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache build *.egg-info

@@ -1,4 +1,4 @@
-"""The command line: open (the GUI), info, convert, check, render, edit.
+"""The command line: open (the GUI), info, convert, check, render, edit, run.
 
 Errors print one line naming the file and the place and exit non-zero; ``--debug`` adds the
 traceback. The GUI is imported only inside the function that starts it.
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from xocview import __version__
+from xocview.cli_run import add_run_parser, cmd_run
 from xocview.errors import EditError, XocviewError
 from xocview.formats import registry
 from xocview.model import edits
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-_COMMANDS = ("open", "info", "convert", "check", "render", "edit")
+_COMMANDS = ("open", "info", "convert", "check", "render", "edit", "run")
 
 
 def _with_default_command(args: list[str]) -> list[str]:
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     sp = add("check", _cmd_check, "validate a graph; exit 1 on any error")
     sp.add_argument("file", metavar="FILE")
     _add_edit_parser(add("edit", _cmd_edit, "apply edits to a graph and save it as XOC JSON"))
+    add_run_parser(add("run", cmd_run, "run a graph on the bundled CPU executor and time it"))
     return p
 
 

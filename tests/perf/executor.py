@@ -1,0 +1,125 @@
+"""The bundled executor against onnxruntime and onnx's ReferenceEvaluator, same models, same run.
+
+For every ONNX light model (the inputs ONNX's backend test gives them: arange(n) / n), prints
+the median inference time of xocview's executor, of onnxruntime (CPUExecutionProvider, default
+threads and optimisations) and of `onnx.reference.ReferenceEvaluator` (one run, capped: it is
+slow), the ratios, and the executor's own overhead: the share of a pass not spent inside
+kernels (the node loop, per-node timing, storing and freeing). Targets: geometric mean of
+xocview / onnxruntime <= 2; >= 20x faster than the reference evaluator; overhead < 5%.
+
+    python tests/perf/executor.py [--repeat 5] [--reference-cap 120] [--models resnet50 ...]
+
+onnxruntime is a test/benchmark extra, never a run-time dependency of xocview.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from timing import median_time  # tests/perf/, beside us
+
+from xocview.executor import run
+from xocview.formats import load
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def backend_feeds(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in dims)
+        n = int(np.prod(shape))
+        feeds[vi.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    return feeds
+
+
+def time_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray], cap: float) -> float:
+    """One run of the reference evaluator in a thread-free way; inf when it exceeds ``cap``."""
+    from onnx.reference import ReferenceEvaluator
+
+    if cap <= 0:
+        return math.nan
+    sess = ReferenceEvaluator(model)
+    start = time.perf_counter()
+    sess.run(None, feeds)
+    took = time.perf_counter() - start
+    return took if took <= cap else math.inf
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument(
+        "--reference-cap",
+        type=float,
+        default=120.0,
+        help="seconds; 0 skips the reference evaluator",
+    )
+    ap.add_argument("--models", nargs="*", help="light model names (default: all)")
+    ns = ap.parse_args()
+    import onnxruntime as ort
+
+    names = sorted(p.stem for p in LIGHT.glob("*.onnx"))
+    if ns.models:
+        names = [n for n in names if any(m in n for m in ns.models)]
+    print(
+        f"median of {ns.repeat} runs; reference evaluator: one run, capped at "
+        f"{ns.reference_cap:.0f} s"
+    )
+    header = (
+        f"{'model':<22} {'xocview':>9} {'ort':>9} {'ratio':>6} {'reference':>10} "
+        f"{'ref/ours':>9} {'overhead':>9}"
+    )
+    print(header)
+    ratios, ref_ratios, overheads = [], [], []
+    for name in names:
+        path = LIGHT / f"{name}.onnx"
+        model = onnx.load(path)
+        feeds = backend_feeds(model)
+        graph = load(path)
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        session.run(None, feeds)  # warm up both
+        run(graph, feeds)
+        ours = median_time(lambda g=graph, f=feeds: run(g, f), ns.repeat)
+        theirs = median_time(lambda s=session, f=feeds: s.run(None, f), ns.repeat)
+        result = run(graph, feeds, repeat=ns.repeat)
+        inside = sum(result.node_times.values())
+        overhead = max(0.0, 1 - inside / result.total_time) if result.total_time else 0.0
+        ref = time_reference(model, feeds, ns.reference_cap)
+        ratios.append(ours / theirs)
+        overheads.append(overhead)
+        if math.isfinite(ref):
+            ref_ratios.append(ref / ours)
+        ref_text = "skipped" if math.isnan(ref) else (">cap" if math.isinf(ref) else f"{ref:.3f}s")
+        ref_ratio = f"{ref / ours:.0f}x" if math.isfinite(ref) else "-"
+        print(
+            f"{name:<22} {ours:>8.3f}s {theirs:>8.3f}s {ours / theirs:>6.2f} {ref_text:>10} "
+            f"{ref_ratio:>9} {100 * overhead:>8.2f}%",
+            flush=True,
+        )
+    geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    print(f"geometric mean xocview / onnxruntime: {geo:.2f} (target <= 2)")
+    if ref_ratios:
+        print(
+            f"reference evaluator / xocview: min {min(ref_ratios):.0f}x, "
+            f"geometric mean {math.exp(statistics.fmean(map(math.log, ref_ratios))):.0f}x "
+            "(target >= 20x)"
+        )
+    print(
+        f"executor overhead (share of a pass outside kernels): max {100 * max(overheads):.2f}% "
+        "(target < 5%)"
+    )
+
+
+if __name__ == "__main__":
+    main()

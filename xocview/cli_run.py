@@ -1,0 +1,177 @@
+"""``xocview run``: run a graph on the bundled executor and print where the time goes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xocview.errors import RunError, XocviewError
+from xocview.executor import RunResult, run
+from xocview.formats import registry
+from xocview.formats.atomic import write_text_atomic
+from xocview.model import Graph, edits
+from xocview.model.profile import TIME_KEY, times_as_metadata
+
+__all__ = ["add_run_parser"]
+
+
+def add_run_parser(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("file", metavar="FILE")
+    sp.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input's value (others get seeded random data)",
+    )
+    sp.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=D,D,...",
+        help="an input's (or weight's) shape where the file gives none",
+    )
+    sp.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="SYMBOL=N",
+        help="size of a symbolic dimension (default: --dim-default)",
+    )
+    sp.add_argument(
+        "--dim-default",
+        type=int,
+        default=1,
+        metavar="N",
+        help="size of symbolic dimensions not given with --dim (default 1)",
+    )
+    sp.add_argument("--repeat", type=int, default=1, metavar="N", help="timed passes (median)")
+    sp.add_argument("--warmup", type=int, default=0, metavar="N", help="untimed passes first")
+    sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs and weights")
+    sp.add_argument("--top", type=int, default=10, metavar="K", help="slowest nodes to list")
+    sp.add_argument("--profile", metavar="OUT.json", help="write the timings as JSON")
+    sp.add_argument(
+        "--save",
+        metavar="OUT.json",
+        help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms)",
+    )
+
+
+def _pairs(items: list[str], what: str, parse: Callable[[str], Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise XocviewError(f"{item!r}: expected {what}")
+        try:
+            out[name] = parse(value)
+        except ValueError as e:
+            raise XocviewError(f"{item!r}: expected {what} ({e})") from e
+    return out
+
+
+def _dims(text: str) -> list[int]:
+    return [int(d) for d in text.split(",") if d.strip()]
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    """Load, run, print outputs and the slowest nodes; optionally write a profile and a graph."""
+    for out in (ns.profile, ns.save):
+        if out is not None and Path(out).suffix.lower() != ".json":
+            raise XocviewError(f"{out}: the output must be a .json file")
+    graph = registry.load(ns.file)
+    feeds = _pairs(ns.input, "NAME=FILE.npy", str)
+    shapes = _pairs(ns.shape, "NAME=D,D,...", _dims)
+    symbols = _pairs(ns.dim, "SYMBOL=N", int)
+    try:
+        result = run(
+            graph,
+            feeds,
+            repeat=ns.repeat,
+            warmup=ns.warmup,
+            seed=ns.seed,
+            symbols=symbols,
+            symbol_default=ns.dim_default,
+            shapes=shapes,
+        )
+    except RunError as e:
+        partial = e.partial
+        if isinstance(partial, RunResult) and partial.node_times:
+            print(f"stopped after {len(partial.node_times)} nodes; the slowest so far:")
+            _print_slowest(partial, ns.top)
+        raise
+    _print_outputs(result)
+    _print_slowest(result, ns.top)
+    _print_by_op(result)
+    print(
+        f"total {result.total_time * 1e3:.3f} ms over {len(result.node_times)} nodes "
+        f"(median of {ns.repeat}); peak memory {_mb(result.peak_bytes)} "
+        f"(weights {_mb(result.weight_bytes)})"
+    )
+    for w in result.warnings:
+        print(f"warning: {w}")
+    if ns.profile:
+        write_text_atomic(Path(ns.profile), json.dumps(_profile_json(graph, result), indent=2))
+        print(f"wrote {ns.profile}")
+    if ns.save:
+        edits.set_nodes_metadata(graph, TIME_KEY, times_as_metadata(result.node_times), "run")
+        registry.save(graph, Path(ns.save))
+        print(f"wrote {ns.save} (with {TIME_KEY} of {len(result.node_times)} nodes)")
+    return 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def _print_outputs(result: RunResult) -> None:
+    print("outputs:")
+    for name, value in result.outputs.items():
+        arr = np.asarray(value)
+        shape = "x".join(map(str, arr.shape)) or "scalar"
+        stats = ""
+        if arr.size and arr.dtype.kind in "fiub":
+            a = arr.astype(np.float64)
+            stats = f"  min {a.min():.6g}  max {a.max():.6g}  mean {a.mean():.6g}"
+        print(f"  {name:<24} {arr.dtype!s:<8} {shape}{stats}")
+    if not result.outputs:
+        print("  (none)")
+
+
+def _print_slowest(result: RunResult, k: int) -> None:
+    total = sum(result.node_times.values()) or 1.0
+    print(f"slowest {min(k, len(result.node_times))} nodes:")
+    print(f"  {'node':<32} {'op':<20} {'ms':>10} {'share':>7}")
+    for node_id, seconds in result.slowest(k):
+        op = result.op_types.get(node_id, "?")
+        print(
+            f"  {node_id[:32]:<32} {op[:20]:<20} {seconds * 1e3:>10.3f} "
+            f"{100 * seconds / total:>6.1f}%"
+        )
+
+
+def _print_by_op(result: RunResult) -> None:
+    total = sum(result.node_times.values()) or 1.0
+    print("time per op type:")
+    for op, seconds in list(result.time_by_op().items())[:10]:
+        print(f"  {op:<24} {seconds * 1e3:>10.3f} ms {100 * seconds / total:>6.1f}%")
+
+
+def _profile_json(graph: Graph, result: RunResult) -> dict[str, Any]:
+    return {
+        "graph": graph.id,
+        "total_ms": result.total_time * 1e3,
+        "peak_bytes": result.peak_bytes,
+        "weight_bytes": result.weight_bytes,
+        "op_types_ms": {op: s * 1e3 for op, s in result.time_by_op().items()},
+        "nodes": [
+            {"id": node_id, "op_type": result.op_types.get(node_id, "?"), "ms": s * 1e3}
+            for node_id, s in result.node_times.items()
+        ],
+        "outputs": {k: list(np.asarray(v).shape) for k, v in result.outputs.items()},
+    }
