@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QUndoStack
 
+from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
+from xocview.model.profile import node_flops, node_parameters, node_times_ms
 from xocview.ui.canvas.drawing import Drawing, build_drawing
+from xocview.ui.canvas.heat import HeatLevels, heat_levels
 
 __all__ = ["Document", "initial_expanded"]
 
@@ -63,6 +67,7 @@ class Document(QObject):
     selection_changed = Signal()
     model_changed = Signal()  # after an edit or its undo: panes re-read the graph
     dirty_changed = Signal(bool)
+    heat_changed = Signal()  # colouring mode, scale or values changed
 
     def __init__(
         self,
@@ -90,6 +95,14 @@ class Document(QObject):
         self.drawing: Drawing = drawing if drawing is not None else self._build(None)
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.last_run: RunResult | None = None  # what the last run measured (Profile pane)
+        self.live_ms: np.ndarray | None = None  # times measured so far by a running run
+        self._values: tuple[str, np.ndarray] | None = None
+        self._heat: tuple[tuple[int, str, bool, int], HeatLevels] | None = None
+        self._heat_version = 0
+        self.heat_log = True
+        timed = np.isfinite(node_times_ms(graph, self.hierarchy)).any() if graph.nodes else False
+        self.colour_by = "time" if timed else "category"  # a profiled file opens heat-coloured
 
     def _clean_changed(self, clean: bool) -> None:
         self.dirty_changed.emit(not clean)
@@ -120,6 +133,8 @@ class Document(QObject):
         before = self._selected_id()
         g.invalidate()
         self.hierarchy = Hierarchy(g)
+        self._values = None
+        self._heat_version += 1
         self.selected_node = self.selected_tensor = -1
         self.also_selected = []
         if before is not None:
@@ -138,6 +153,55 @@ class Document(QObject):
     @property
     def title(self) -> str:
         return self.path.name if self.path else self.graph.name
+
+    # -- heat colouring -----------------------------------------------------------------------
+
+    def node_values(self) -> np.ndarray | None:
+        """Per node position, the measure the canvas colours by (None: colour by category)."""
+        mode = self.colour_by
+        if mode == "category":
+            return None
+        if mode == "time" and self.live_ms is not None:
+            return self.live_ms
+        if self._values is None or self._values[0] != mode:
+            make = {"time": node_times_ms, "flops": node_flops, "params": node_parameters}[mode]
+            self._values = (mode, make(self.graph, self.hierarchy))
+        return self._values[1]
+
+    def heat(self) -> HeatLevels | None:
+        """Colour levels of the current drawing's items, or None when colouring by category."""
+        values = self.node_values()
+        if values is None:
+            return None
+        key = (id(self.drawing), self.colour_by, self.heat_log, self._heat_version)
+        if self._heat is None or self._heat[0] != key:
+            self._heat = (key, heat_levels(self.drawing, values, self.heat_log))
+        return self._heat[1]
+
+    @property
+    def heat_key(self) -> tuple[str, bool, int]:
+        """Changes whenever the heat colours may have changed (for cached pictures)."""
+        return self.colour_by, self.heat_log, self._heat_version
+
+    def set_colour_by(self, mode: str) -> None:
+        """ "category", "time", "flops" or "params"."""
+        if mode not in ("category", "time", "flops", "params"):
+            raise ValueError(f"unknown colouring {mode!r}")
+        self.colour_by = mode
+        self.heat_changed.emit()
+
+    def set_heat_log(self, log: bool) -> None:
+        self.heat_log = log
+        self.heat_changed.emit()
+
+    def set_live_times(self, ms: np.ndarray | None) -> None:
+        """Times measured so far by a running run (ms per node position, NaN: not yet), shown
+        instead of the stored ones until the run ends (None)."""
+        self.live_ms = ms
+        self._heat_version += 1
+        if ms is not None:
+            self.colour_by = "time"
+        self.heat_changed.emit()
 
     # -- view state --------------------------------------------------------------------------
 

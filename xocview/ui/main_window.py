@@ -39,6 +39,7 @@ from xocview.ui.panels.inspector import Inspector
 from xocview.ui.panels.problems import ProblemsPanel
 from xocview.ui.panels.search import SearchPanel
 from xocview.ui.render import render_to_file
+from xocview.ui.running import RunController
 from xocview.ui.saving import AskPath, AskUnsaved, ask_path, ask_unsaved, save_document
 from xocview.ui.workers import LoadJob
 
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self._cancel)
         self._set_busy(False)
         self._make_menus()
+        self.runner = RunController(self)
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -396,6 +398,7 @@ class MainWindow(QMainWindow):
         self.inspector.set_document(view.doc if view else None)
         self.search.set_document(view.doc if view else None)
         self.problems.set_document(view.doc if view else None)
+        self.runner.set_document(view.doc if view else None)
         if view is not None:
             self.undo_group.setActiveStack(view.doc.undo_stack)
             self._mark(view)

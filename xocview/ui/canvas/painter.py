@@ -11,15 +11,17 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QPainter, QPainterPath, QPolygonF
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPolygonF
 
 from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, Drawing
+from xocview.ui.canvas.heat import HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.style import Style
 
 __all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing"]
 
 LOD_TITLES = 0.3  # pixels per scene unit from which titles are drawn
 LOD_DETAIL = 0.65  # ... and from which attributes, curves, arrows and shape labels
+_WHITE = QColor(255, 255, 255)  # titles on dark heat colours
 
 
 def paint_drawing(
@@ -30,8 +32,13 @@ def paint_drawing(
     scale: float,
     selected: int = -1,
     highlighted: set[int] | None = None,
+    heat: HeatLevels | None = None,
 ) -> None:
-    """Paint the part of ``d`` inside ``rect`` (scene units) at ``scale`` pixels per unit."""
+    """Paint the part of ``d`` inside ``rect`` (scene units) at ``scale`` pixels per unit.
+
+    With ``heat``, node boxes take the heat colour of their level (a neutral fill where they
+    have no value) instead of their category's colour.
+    """
     x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
     detail = scale >= LOD_DETAIL
     titles = scale >= LOD_TITLES
@@ -39,7 +46,7 @@ def paint_drawing(
     _frames(painter, d, style, x0, y0, x1, y1, titles)
     _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
     items = d.visible(x0, y0, x1, y1)
-    _boxes(painter, d, style, items, titles, detail)
+    _boxes(painter, d, style, items, titles, detail, heat)
     if selected >= 0:
         painter.setBrush(Qt.BrushStyle.NoBrush)
         # the neighbours: the ends of the highlighted edges
@@ -150,11 +157,23 @@ def _arrow(painter: QPainter, a: np.ndarray, b: np.ndarray, style: Style) -> Non
 
 
 def _boxes(
-    painter: QPainter, d: Drawing, style: Style, items: np.ndarray, titles: bool, detail: bool
+    painter: QPainter,
+    d: Drawing,
+    style: Style,
+    items: np.ndarray,
+    titles: bool,
+    detail: bool,
+    heat: HeatLevels | None = None,
 ) -> None:
     painter.setPen(style.border if titles else Qt.PenStyle.NoPen)
+    brushes = heat_brushes() if heat is not None else None
+    levels = heat.levels if heat is not None else None
     for i in items.tolist():
-        painter.setBrush(style.fill(d.category[i]))
+        if brushes is not None and levels is not None and d.kind[i] != KIND_TENSOR:
+            level = int(levels[i])
+            painter.setBrush(brushes[level] if level >= 0 else style.fill("no_value"))
+        else:
+            painter.setBrush(style.fill(d.category[i]))
         r = _rect(d, i)
         if d.kind[i] == KIND_TENSOR:
             painter.drawRoundedRect(r, r.height() / 2, r.height() / 2)
@@ -165,8 +184,12 @@ def _boxes(
     if not titles:
         return
     painter.setPen(style.text)
+    white = light_text() if heat is not None else None
     for i in items.tolist():
         r = _rect(d, i)
+        if white is not None and levels is not None:
+            level = int(levels[i])
+            painter.setPen(_WHITE if level >= 0 and white[level] else style.text)
         if detail and d.detail[i]:
             top = QRectF(r.left(), r.top() + 4, r.width(), r.height() / 2 - 2)
             bottom = QRectF(r.left(), r.center().y() + 1, r.width(), r.height() / 2 - 5)

@@ -29,9 +29,18 @@ _LIGHT = {
     "output": "#f4cccc",
     "weight": "#fff2cc",
     "activation_tensor": "#ffffff",
+    "no_value": "#e3e3e3",  # heat colouring: a node without a measured value
 }
 _DARK = {k: QColor(v).darker(175).name() for k, v in _LIGHT.items()}
-_DARK.update({"group": "#2b2f36", "io": "#3a3a3a", "shape": "#4a4a4a", "custom": "#505050"})
+_DARK.update(
+    {
+        "group": "#2b2f36",
+        "io": "#3a3a3a",
+        "shape": "#4a4a4a",
+        "custom": "#505050",
+        "no_value": "#3c3c3c",
+    }
+)
 
 
 @dataclass

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu
 
 from xocview.model import edits
 from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
+from xocview.ui.canvas.heat import HeatLevels
+from xocview.ui.canvas.legend import paint_legend
 from xocview.ui.canvas.painter import frame_title_rect, paint_drawing
 from xocview.ui.canvas.style import Style, theme
 from xocview.ui.commands import Reversible, perform
@@ -40,7 +42,9 @@ def _overview_scale(d: Drawing) -> float:
     return OVERVIEW_PIXELS / max(d.width, d.height, 1.0)
 
 
-def render_overview(d: Drawing, style: Style, scale: float) -> QImage:
+def render_overview(
+    d: Drawing, style: Style, scale: float, heat: HeatLevels | None = None
+) -> QImage:
     """The whole drawing at ``scale`` (boxes and straight edges), painted once."""
     image = QImage(
         max(1, round(d.width * scale)),
@@ -50,7 +54,7 @@ def render_overview(d: Drawing, style: Style, scale: float) -> QImage:
     image.fill(style.background)
     painter = QPainter(image)
     painter.scale(scale, scale)
-    paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale)
+    paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale, heat=heat)
     painter.end()
     return image
 
@@ -79,7 +83,8 @@ class GraphView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         doc.drawing_changed.connect(self._on_drawing)
         doc.selection_changed.connect(self.viewport().update)
-        self._overview: tuple[tuple[int, str], QImage] | None = None
+        doc.heat_changed.connect(self.viewport().update)
+        self._overview: tuple[tuple[object, ...], QImage] | None = None
         self._pending_anchor: tuple[int, QPointF | None] | None = None
         self._sync_scene_rect()
         self._press: QPointF | None = None
@@ -107,7 +112,16 @@ class GraphView(QGraphicsView):
             d = self.doc.drawing
             touching = (d.edge_src == item) | (d.edge_dst == item)
             highlighted = set(np.flatnonzero(touching).tolist())
-        paint_drawing(painter, self.doc.drawing, style, rect, self.scale_factor, item, highlighted)
+        paint_drawing(
+            painter,
+            self.doc.drawing,
+            style,
+            rect,
+            self.scale_factor,
+            item,
+            highlighted,
+            self.doc.heat(),
+        )
         if self.doc.also_selected:  # nodes added with Ctrl+click
             d = self.doc.drawing
             painter.setPen(style.selection_pen)
@@ -122,6 +136,17 @@ class GraphView(QGraphicsView):
                         6,
                     )
 
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
+        heat = self.doc.heat()
+        if heat is None:
+            return
+        painter.save()
+        painter.resetTransform()  # the legend sits in viewport pixels, not on the graph
+        paint_legend(
+            painter, self.viewport().rect(), heat, self.doc.colour_by, theme(self.theme_name)
+        )
+        painter.restore()
+
     def _use_overview(self) -> bool:
         """Far out on a big graph, one cached picture of the whole drawing is painted instead
         of every box, so that a frame stays within budget however many nodes there are."""
@@ -132,9 +157,12 @@ class GraphView(QGraphicsView):
 
     def _paint_overview(self, painter: QPainter, rect: QRectF) -> None:
         d = self.doc.drawing
-        key = (id(d), self.theme_name)
+        key = (id(d), self.theme_name, self.doc.heat_key)
         if self._overview is None or self._overview[0] != key:
-            self._overview = (key, render_overview(d, theme(self.theme_name), _overview_scale(d)))
+            picture = render_overview(
+                d, theme(self.theme_name), _overview_scale(d), self.doc.heat()
+            )
+            self._overview = (key, picture)
         image = self._overview[1]
         painter.drawImage(QRectF(0, 0, d.width, d.height), image)
         item = self.doc.selected_item()

@@ -1,0 +1,166 @@
+"""Running a graph in the viewer: live heat, recorded times, the Profile pane, colourings."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtGui import QImage
+
+from tests.conftest import REPO
+from xocview.formats import load, save
+from xocview.model import Graph, Node, Tensor
+from xocview.model.profile import node_times_ms
+from xocview.ui.canvas.view import GraphView
+from xocview.ui.run_dialog import RunOptions
+
+SAMPLES = REPO / "sample_graphs"
+
+
+def relu_graph(path: Path, op: str = "Relu") -> Path:
+    """x -> Add(w) -> Relu -> Relu (grouped in 'block') -> y, saved as XOC JSON."""
+    tensors = [
+        Tensor("x", "input", [4, 8], "float32"),
+        Tensor("w", "weight", [8], "float32"),
+        Tensor("a", "activation", [4, 8], "float32"),
+        Tensor("b", "activation", [4, 8], "float32"),
+        Tensor("y", "output", [4, 8], "float32"),
+    ]
+    nodes = [
+        Node("add", "Add", [0, 1], [2]),
+        Node("r1", "Relu", [2], [3], None, {"parent_id": "block"}),
+        Node("r2", op, [3], [4], None, {"parent_id": "block"}),
+        Node("block", "Block", [], [], None, {"children_ids": ["r1", "r2"]}),
+    ]
+    save(Graph("g", "g", tensors, nodes, [0], [4]), path)
+    return path
+
+
+def open_file(qtbot, window, path: Path) -> GraphView:  # type: ignore[no-untyped-def]
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)
+    return window.tabs.currentWidget()
+
+
+def run_and_wait(qtbot, window, options: RunOptions | None = None) -> None:  # type: ignore[no-untyped-def]
+    runner = window.runner
+    runner.ask = lambda parent, doc: options or RunOptions(repeat=2, warmup=1)
+    assert runner.start() is not None
+    qtbot.waitUntil(lambda: runner.job is None, timeout=30000)
+
+
+def test_a_run_records_times_colours_by_time_and_fills_the_profile(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    doc = view.doc
+    assert doc.colour_by == "category" and doc.heat() is None
+    run_and_wait(qtbot, window)
+    g = doc.graph
+    times = node_times_ms(g, doc.hierarchy)
+    leaves = [g.index.node_position(n) for n in ("add", "r1", "r2")]
+    assert np.isfinite(times[leaves]).all()
+    block = g.index.node_position("block")
+    assert times[block] == times[[g.index.node_position("r1"), g.index.node_position("r2")]].sum()
+    assert doc.colour_by == "time" and doc.dirty
+    heat = doc.heat()
+    assert heat is not None and (heat.levels >= 0).sum() >= 1
+    panel = window.runner.profile
+    assert panel.nodes.rowCount() == 3
+    assert {panel.nodes.item(r, 0).text() for r in range(3)} == {"add", "r1", "r2"}
+    assert panel.outputs.item(0, 0).text() == "y" and panel.outputs.item(0, 1).text() == "4x8"
+    assert "peak memory" in panel.summary.text()
+    window.undo_group.undo()  # the recorded times are one undo step
+    assert not np.isfinite(node_times_ms(g)).any()
+
+
+def test_clicking_a_slow_node_selects_it(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    run_and_wait(qtbot, window)
+    panel = window.runner.profile
+    node_id = panel.nodes.item(0, 0).text()
+    panel.nodes.cellClicked.emit(0, 0)
+    assert view.doc.selected_node == view.doc.graph.index.node_position(node_id)
+
+
+def test_live_times_colour_nodes_as_they_are_measured(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    doc, runner = view.doc, window.runner
+    doc.expanded.discard("block")
+    doc.relayout()
+    n = len(doc.graph.nodes)
+    runner.job_doc = doc
+    doc.set_live_times(np.full(n, np.nan))
+    runner._progress(
+        [("add", 0.002)],
+        1,
+        3,
+    )
+    live = doc.node_values()
+    assert live is not None and live[doc.graph.index.node_position("add")] == 2.0
+    assert np.isnan(live[doc.graph.index.node_position("block")])
+    runner._progress([("r1", 0.001), ("r2", 0.003)], 3, 3)
+    live = doc.node_values()
+    assert live is not None and live[doc.graph.index.node_position("block")] == 4.0
+    heat = doc.heat()  # the collapsed group is coloured by the sum of its leaves
+    assert heat is not None and heat.high == 4.0
+    runner.job_doc = None
+    doc.set_live_times(None)
+
+
+def test_a_failing_run_says_where_and_keeps_the_times_so_far(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json", op="NoSuchOp"))
+    run_and_wait(qtbot, window, RunOptions(repeat=1, warmup=0))
+    assert window.runner.messages and "node 'r2' (NoSuchOp)" in window.runner.messages[0]
+    times = node_times_ms(view.doc.graph)
+    pos = view.doc.graph.index.node_position
+    assert np.isfinite(times[[pos("add"), pos("r1")]]).all() and np.isnan(times[pos("r2")])
+
+
+def test_a_file_with_times_opens_heat_coloured(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "t.json"
+    shutil.copy(SAMPLES / "tiny_transformer.json", path)
+    view = open_file(qtbot, window, path)
+    assert view.doc.colour_by == "time"
+    assert window.runner.colour_actions["time"].isChecked()
+    assert view.doc.heat() is not None
+
+
+def test_colour_by_flops_and_parameters_and_back(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "t.json"
+    shutil.copy(SAMPLES / "tiny_transformer.json", path)
+    view = open_file(qtbot, window, path)
+    doc = view.doc
+    plain = view.grab().toImage()
+    window.runner.colour_actions["flops"].trigger()
+    assert doc.colour_by == "flops"
+    heat = doc.heat()
+    assert heat is not None and heat.high > heat.low > 0
+    flops_image = view.grab().toImage()
+    assert flops_image != plain
+    window.runner.colour_actions["params"].trigger()
+    assert doc.colour_by == "params"
+    window.runner.log_action.trigger()
+    assert not doc.heat_log
+    window.runner.colour_actions["category"].trigger()
+    assert doc.heat() is None
+
+
+def test_run_results_saved_and_reopened_keep_their_times(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    run_and_wait(qtbot, window)
+    out = tmp_path / "timed.json"
+    view.doc.save_to(out)
+    again = load(out)
+    assert np.isfinite(node_times_ms(again)).sum() == 4  # three leaves and the group's sum
+
+
+def test_heat_screenshot_is_not_blank(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    run_and_wait(qtbot, window)
+    image: QImage = view.grab().toImage()
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
+    }
+    assert len(colours) > 5

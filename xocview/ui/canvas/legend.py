@@ -1,0 +1,72 @@
+"""The heat legend: what the colours mean, painted over the canvas in viewport pixels."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
+
+from xocview.ui.canvas.heat import LEVELS, HeatLevels, heat_colour
+from xocview.ui.canvas.style import Style
+
+__all__ = ["LEGEND_TITLES", "format_value", "paint_legend"]
+
+LEGEND_TITLES = {
+    "time": "time per node",
+    "flops": "FLOPs per node",
+    "params": "parameters per node",
+}
+_BAR_W, _BAR_H, _PAD = 180.0, 10.0, 8.0
+
+
+def format_value(value: float, mode: str) -> str:
+    """A legend or table value: milliseconds with 3 significant digits, counts with K/M/G."""
+    if not math.isfinite(value):
+        return "-"
+    if mode == "time":
+        return f"{value:.3g} ms"
+    for unit, size in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def paint_legend(
+    painter: QPainter, viewport: QRect, heat: HeatLevels, mode: str, style: Style
+) -> None:
+    """A gradient bar with the range's ends, bottom left of ``viewport``."""
+    font = style.detail_font
+    metrics = QFontMetricsF(font)
+    line = metrics.height()
+    scale = "log" if heat.log else "linear"
+    title = f"{LEGEND_TITLES.get(mode, mode)} ({scale})"
+    box = QRectF(
+        viewport.left() + 12,
+        viewport.bottom() - 12 - (_PAD * 2 + line * 2 + _BAR_H + 4),
+        _BAR_W + 2 * _PAD,
+        _PAD * 2 + line * 2 + _BAR_H + 4,
+    )
+    back = QColor(style.background)
+    back.setAlpha(225)
+    painter.setPen(QPen(style.frame, 1))
+    painter.setBrush(back)
+    painter.drawRoundedRect(box, 4, 4)
+    painter.setFont(font)
+    painter.setPen(style.text)
+    painter.drawText(QRectF(box.left() + _PAD, box.top() + _PAD, _BAR_W, line), title)
+    bar = QRectF(box.left() + _PAD, box.top() + _PAD + line + 2, _BAR_W, _BAR_H)
+    gradient = QLinearGradient(bar.topLeft(), bar.topRight())
+    for k in range(0, LEVELS, 32):
+        gradient.setColorAt(k / (LEVELS - 1), heat_colour(k))
+    gradient.setColorAt(1.0, heat_colour(LEVELS - 1))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(gradient)
+    painter.drawRect(bar)
+    painter.setPen(style.text)
+    labels = QRectF(bar.left(), bar.bottom() + 2, _BAR_W, line)
+    if math.isfinite(heat.low):
+        painter.drawText(labels, Qt.AlignmentFlag.AlignLeft, format_value(heat.low, mode))
+        painter.drawText(labels, Qt.AlignmentFlag.AlignRight, format_value(heat.high, mode))
+    else:
+        painter.drawText(labels, Qt.AlignmentFlag.AlignHCenter, "no values yet")

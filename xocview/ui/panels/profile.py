@@ -1,0 +1,206 @@
+"""The Profile pane: where the time goes, from the last run or the times a file stores.
+
+Slowest nodes (click one to select it), time per op type as bars, the total, peak memory of
+live tensors, and the run's outputs with their shapes and statistics.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from xocview.executor import RunResult
+from xocview.model.profile import node_times_ms
+from xocview.ui.document import Document
+
+__all__ = ["OpBars", "ProfilePanel"]
+
+TOP_NODES = 50
+TOP_OPS = 12
+
+
+class OpBars(QWidget):
+    """Horizontal bars: milliseconds per op type, longest first."""
+
+    ROW = 16
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[tuple[str, float]] = []
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_rows(self, rows: list[tuple[str, float]]) -> None:
+        self.rows = rows
+        self.setFixedHeight(max(1, len(rows)) * self.ROW + 4)
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(240, max(1, len(self.rows)) * self.ROW + 4)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        palette = self.palette()
+        painter.fillRect(self.rect(), palette.color(QPalette.ColorRole.Base))
+        if not self.rows:
+            painter.end()
+            return
+        label_w = min(130.0, self.width() * 0.4)
+        value_w = 70.0
+        bar_w = max(10.0, self.width() - label_w - value_w - 12)
+        top = max(ms for _, ms in self.rows) or 1.0
+        for k, (op, ms) in enumerate(self.rows):
+            y = 2 + k * self.ROW
+            painter.setPen(palette.color(QPalette.ColorRole.Text))
+            painter.drawText(
+                QRectF(4, y, label_w - 6, self.ROW),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                op,
+            )
+            painter.fillRect(
+                QRectF(label_w, y + 3, max(1.0, bar_w * ms / top), self.ROW - 6),
+                palette.color(QPalette.ColorRole.Highlight),
+            )
+            painter.drawText(
+                QRectF(label_w + bar_w + 4, y, value_w, self.ROW),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                f"{ms:.3g} ms",
+            )
+        painter.end()
+
+
+def _table(columns: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(20)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+class ProfilePanel(QWidget):
+    """Follows one document; refreshes after a run and after edits."""
+
+    jumped = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc: Document | None = None
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.nodes = _table(["node", "op", "ms", "share"])
+        self.nodes.cellClicked.connect(self._select)
+        self.bars = OpBars(self)
+        self.outputs = _table(["output", "shape", "dtype", "min", "max", "mean"])
+        # three columns side by side: the pane lives in the wide bottom dock area
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        columns = QHBoxLayout()
+        layout.addLayout(columns, 1)
+        for title, widget, stretch in (
+            ("Slowest nodes", self.nodes, 3),
+            ("Time per op type", self.bars, 2),
+            ("Outputs of the last run", self.outputs, 3),
+        ):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(title))
+            column.addWidget(widget, 0 if widget is self.bars else 1)
+            if widget is self.bars:
+                column.addStretch(1)
+            columns.addLayout(column, stretch)
+
+    def set_document(self, doc: Document | None) -> None:
+        if self.doc is not None:
+            self.doc.model_changed.disconnect(self.refresh)
+        self.doc = doc
+        if doc is not None:
+            doc.model_changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        doc = self.doc
+        self.nodes.setRowCount(0)
+        self.outputs.setRowCount(0)
+        self.bars.set_rows([])
+        if doc is None:
+            self.summary.setText("")
+            return
+        graph, h = doc.graph, doc.hierarchy
+        times = node_times_ms(graph, h)
+        leaves = np.flatnonzero(~h.is_group & np.isfinite(times))
+        run: RunResult | None = getattr(doc, "last_run", None)
+        if not len(leaves):
+            self.summary.setText("No times yet: Run > Run Graph (F5) measures every node.")
+            return
+        total = float(times[leaves].sum())
+        text = f"Total {total:.3f} ms over {len(leaves):,} timed nodes"
+        if run is not None:
+            text += (
+                f"; one pass {run.total_time * 1e3:.3f} ms; peak memory "
+                f"{run.peak_bytes / 2**20:.1f} MB (weights {run.weight_bytes / 2**20:.1f} MB)"
+            )
+        self.summary.setText(text + ".")
+        self._fill_nodes(leaves, times, total)
+        by_op: dict[str, float] = defaultdict(float)
+        for i in leaves.tolist():
+            by_op[graph.nodes[i].op_type] += float(times[i])
+        self.bars.set_rows(sorted(by_op.items(), key=lambda kv: -kv[1])[:TOP_OPS])
+        if run is not None:
+            self._fill_outputs(run)
+
+    def _fill_nodes(self, leaves: np.ndarray, times: np.ndarray, total: float) -> None:
+        assert self.doc is not None
+        order = leaves[np.argsort(-times[leaves], kind="stable")][:TOP_NODES]
+        self.nodes.setRowCount(len(order))
+        for row, i in enumerate(order.tolist()):
+            node = self.doc.graph.nodes[i]
+            ms = float(times[i])
+            cells = [node.id, node.op_type, f"{ms:.3f}", f"{100 * ms / total:.1f}%"]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, i)
+                if col >= 2:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.nodes.setItem(row, col, item)
+
+    def _fill_outputs(self, run: RunResult) -> None:
+        self.outputs.setRowCount(len(run.outputs))
+        for row, (name, value) in enumerate(run.outputs.items()):
+            arr = np.asarray(value)
+            stats = ["-", "-", "-"]
+            if arr.size and arr.dtype.kind in "fiub":
+                a = arr.astype(np.float64)
+                stats = [f"{a.min():.6g}", f"{a.max():.6g}", f"{a.mean():.6g}"]
+            shape = "x".join(map(str, arr.shape)) or "scalar"
+            for col, text in enumerate([name, shape, str(arr.dtype), *stats]):
+                self.outputs.setItem(row, col, QTableWidgetItem(text))
+
+    def _select(self, row: int, _col: int) -> None:
+        item = self.nodes.item(row, 0)
+        if item is None or self.doc is None:
+            return
+        node = int(item.data(Qt.ItemDataRole.UserRole))
+        self.doc.reveal(node)
+        self.doc.select_node(node)
+        self.jumped.emit()

@@ -1,0 +1,267 @@
+"""Running a graph from the window: the Run menu, the worker, live heat, the Profile dock.
+
+The executor runs a snapshot of the graph in a worker thread. Each node's time reaches the
+canvas in batches (a few per second) so that the user watches the heat spread; at the end the
+medians are recorded as ``performance.time.cpu`` through the undo stack.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QDockWidget, QMessageBox, QProgressBar, QPushButton, QWidget
+
+from xocview.errors import RunError, XocviewError
+from xocview.executor import RunResult, run
+from xocview.model import Graph, edits
+from xocview.model.profile import TIME_KEY, subtree_sums, times_as_metadata
+from xocview.ui.commands import perform
+from xocview.ui.document import Document
+from xocview.ui.panels.profile import ProfilePanel
+from xocview.ui.run_dialog import RunOptions, ask_run_options
+
+if TYPE_CHECKING:
+    from xocview.ui.main_window import MainWindow
+
+__all__ = ["AskRunOptions", "RunController", "RunJob"]
+
+AskRunOptions = Callable[[QWidget, Document], "RunOptions | None"]
+BATCH_SECONDS = 0.1  # how often measured times reach the canvas during a run
+COLOURINGS = (
+    ("category", "Colour by &Category", "Ctrl+Alt+0"),
+    ("time", "Colour by Measured &Time", "Ctrl+Alt+T"),
+    ("flops", "Colour by &FLOPs", "Ctrl+Alt+F"),
+    ("params", "Colour by &Parameters", "Ctrl+Alt+P"),
+)
+
+
+class RunSignals(QObject):
+    """``progress(batch, done, total)``, then ``finished(result)`` or ``failed(text, partial)``."""
+
+    progress = Signal(object, int, int)
+    finished = Signal(object)
+    failed = Signal(str, object)
+
+
+class RunJob(QRunnable):
+    """One run of the executor on a snapshot of a document's graph."""
+
+    def __init__(self, graph: Graph, options: RunOptions) -> None:
+        super().__init__()
+        self.graph, self.options = graph, options
+        self.cancelled = False
+        self.signals = RunSignals()
+        self._batch: list[tuple[str, float]] = []
+        self._sent = time.monotonic()
+
+    def _progress(self, done: int, total: int, node_id: str, seconds: float) -> None:
+        self._batch.append((node_id, seconds))
+        now = time.monotonic()
+        if now - self._sent >= BATCH_SECONDS or done == total:
+            self.signals.progress.emit(self._batch, done, total)
+            self._batch, self._sent = [], now
+
+    def run(self) -> None:
+        o = self.options
+        try:
+            result = run(
+                self.graph,
+                dict(o.feeds),
+                repeat=o.repeat,
+                warmup=o.warmup,
+                seed=o.seed,
+                symbol_default=o.symbol_default,
+                on_progress=self._progress,
+                cancel=lambda: self.cancelled,
+            )
+        except RunError as e:
+            self.signals.failed.emit(str(e), e.partial)
+            return
+        except XocviewError as e:
+            self.signals.failed.emit(str(e), None)
+            return
+        except Exception as e:  # a bug of ours: report it, never kill the window
+            self.signals.failed.emit(f"internal error: {type(e).__name__}: {e}", None)
+            return
+        self.signals.finished.emit(result)
+
+
+class RunController(QObject):
+    """The Run menu and the Profile dock of a window; one run at a time."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.doc: Document | None = None
+        self.job: RunJob | None = None
+        self.job_doc: Document | None = None
+        self.ask: AskRunOptions = ask_run_options  # replaced by tests: no modal dialog
+        self.messages: list[str] = []
+        self.profile = ProfilePanel(window)
+        self.profile.jumped.connect(lambda: window._view_do("focus_selection"))
+        self.dock = QDockWidget("Profile", window)
+        self.dock.setObjectName("profile")
+        self.dock.setWidget(self.profile)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        problems = window.findChild(QDockWidget, "problems")
+        if problems is not None:
+            window.tabifyDockWidget(problems, self.dock)
+        self.bar = QProgressBar(window)
+        self.bar.setMaximumWidth(160)
+        self.bar.setFormat("run %p%")
+        self.stop_button = QPushButton("Stop", window)
+        self.stop_button.clicked.connect(self.stop)
+        window.statusBar().addPermanentWidget(self.bar)
+        window.statusBar().addPermanentWidget(self.stop_button)
+        self._show_running(False)
+        self._make_menu()
+
+    def _make_menu(self) -> None:
+        w = self.window
+        menu = w.menuBar().addMenu("&Run")
+        help_action = next((a for a in w.menuBar().actions() if a.text() == "&Help"), None)
+        if help_action is not None:  # keep Help last
+            w.menuBar().insertMenu(help_action, menu)
+        self.run_action = w._action(menu, "&Run Graph...", self.start, "F5")
+        self.stop_action = w._action(menu, "&Stop", self.stop, "Shift+F5")
+        menu.addSeparator()
+        group = QActionGroup(self)
+        self.colour_actions: dict[str, QAction] = {}
+        for mode, text, key in COLOURINGS:
+            act = w._action(
+                menu, text, lambda _=False, m=mode: self.colour_by(m), key, checkable=True
+            )
+            group.addAction(act)
+            self.colour_actions[mode] = act
+        self.log_action = w._action(
+            menu, "&Logarithmic Scale", self.set_log, "Ctrl+Alt+G", checkable=True
+        )
+        self.log_action.setChecked(True)
+        self.set_document(None)
+
+    # -- document ---------------------------------------------------------------------------
+
+    def set_document(self, doc: Document | None) -> None:
+        self.doc = doc
+        self.profile.set_document(doc)
+        for mode, act in self.colour_actions.items():
+            act.setEnabled(doc is not None)
+            act.setChecked(doc is not None and doc.colour_by == mode)
+        self.log_action.setChecked(doc.heat_log if doc is not None else True)
+        self.run_action.setEnabled(doc is not None and self.job is None)
+        self.stop_action.setEnabled(self.job is not None)
+
+    def colour_by(self, mode: str) -> None:
+        if self.doc is not None:
+            self.doc.set_colour_by(mode)
+            self.colour_actions[mode].setChecked(True)
+
+    def set_log(self, on: bool) -> None:
+        if self.doc is not None:
+            self.doc.set_heat_log(bool(on))
+
+    # -- running ----------------------------------------------------------------------------
+
+    def start(self) -> RunJob | None:
+        """Ask for the options, then run the current document's graph in the background."""
+        doc = self.doc
+        if doc is None or self.job is not None:
+            return None
+        options = self.ask(self.window, doc)
+        if options is None:
+            return None
+        job = RunJob(doc.graph.snapshot(), options)
+        job.signals.progress.connect(self._progress)
+        job.signals.finished.connect(self._finished)
+        job.signals.failed.connect(self._failed)
+        self.job, self.job_doc = job, doc
+        doc.set_live_times(np.full(len(doc.graph.nodes), np.nan))
+        self._show_running(True)
+        self.dock.show()
+        self.dock.raise_()
+        QThreadPool.globalInstance().start(job)
+        return job
+
+    def stop(self) -> None:
+        if self.job is not None:
+            self.job.cancelled = True
+
+    def _show_running(self, running: bool) -> None:
+        self.bar.setVisible(running)
+        self.stop_button.setVisible(running)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        if hasattr(self, "run_action"):
+            self.run_action.setEnabled(not running and self.doc is not None)
+            self.stop_action.setEnabled(running)
+
+    def _progress(self, batch: list[tuple[str, float]], done: int, total: int) -> None:
+        doc = self.job_doc
+        if doc is None or doc.live_ms is None:
+            return
+        self.bar.setRange(0, total)
+        self.bar.setValue(done)
+        own = doc.live_ms.copy()
+        index = doc.graph.index
+        for node_id, seconds in batch:  # the latest time of a node until the medians arrive
+            if index.has_node(node_id):
+                own[index.node_position(node_id)] = seconds * 1e3
+        leaves = np.where(doc.hierarchy.is_group, np.nan, own)
+        doc.set_live_times(subtree_sums(leaves, doc.hierarchy))
+
+    def _done(self) -> Document | None:
+        doc = self.job_doc
+        self.job, self.job_doc = None, None
+        self._show_running(False)
+        if doc is not None:
+            doc.set_live_times(None)
+        return doc
+
+    def _finished(self, result: RunResult) -> None:
+        doc = self._done()
+        if doc is None:
+            return
+        self._record(doc, result)
+        state = "cancelled after" if result.cancelled else "timed"
+        self.window.statusBar().showMessage(
+            f"Run {state} {len(result.node_times):,} nodes: {result.total_time * 1e3:.3f} ms "
+            f"per pass, peak memory {result.peak_bytes / 2**20:.1f} MB",
+            10000,
+        )
+
+    def _failed(self, message: str, partial: object) -> None:
+        doc = self._done()
+        self.messages.append(message)
+        if doc is not None and isinstance(partial, RunResult) and partial.node_times:
+            self._record(doc, partial)  # the timings so far are kept
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Run stopped",
+            message,
+            QMessageBox.StandardButton.Ok,
+            self.window,
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _record(self, doc: Document, result: RunResult) -> None:
+        """Store the medians in node metadata (one undo step) and show the profile."""
+        doc.last_run = result
+        index = doc.graph.index
+        times = {k: v for k, v in result.node_times.items() if index.has_node(k)}
+        if times:
+            perform(
+                doc,
+                edits.set_nodes_metadata,
+                TIME_KEY,
+                times_as_metadata(times),
+                f"record run times of {len(times):,} nodes",
+            )
+        doc.set_colour_by("time")
+        if doc is self.doc:
+            self.set_document(doc)
