@@ -192,3 +192,45 @@ def test_nodes_reading_only_weights_are_computed_once_before_timing() -> None:
     assert r.weight_bytes == 2 * 8 + 6 * 4
     timed_all = run(g, {"x": x}, fold_constants=False)
     assert timed_all.folded == [] and set(timed_all.node_times) == {"make_w", "add"}
+
+
+def test_outputs_nothing_reads_may_be_left_out_by_a_kernel() -> None:
+    """MXNet's BatchNorm lists its batch statistics as outputs; inference gives Y only."""
+    tensors = [_t("x", "input", [1, 2, 3]), *(_t(n, "weight", [2]) for n in "sbmv")]
+    tensors += [_t("y", "output", [1, 2, 3]), _t("mean", shape=[2]), _t("var", shape=[2])]
+    g = Graph(
+        "g", "g", tensors, [Node("bn", "BatchNormalization", [0, 1, 2, 3, 4], [5, 6, 7])], [0], [5]
+    )
+    r = run(g)
+    assert r.outputs["y"].shape == (1, 2, 3)
+    assert r.warnings == [
+        "node 'bn' (BatchNormalization): gives 1 of its 3 outputs; the others are read by "
+        "nothing and stay empty"
+    ]
+    g.nodes.append(Node("use", "Relu", [6], [8]))
+    g.tensors.append(_t("z", "output", [2]))
+    g.outputs.append(8)
+    g.invalidate()
+    with pytest.raises(RunError, match="the kernel gave 1 outputs, the node has 3"):
+        run(g)
+
+
+def test_shape_weights_without_values_follow_the_declared_output() -> None:
+    """XOC files keep no weight values, not even Reshape's target shape."""
+    tensors = [
+        _t("x", "input", [1, 4, 2, 2]),
+        _t("axes", "weight", [2], "int64"),
+        _t("m", shape=[1, 4]),
+        _t("target", "weight", [2], "int64"),
+        _t("y", "output", [2, 2]),
+    ]
+    nodes = [
+        Node("mean", "ReduceMean", [0, 1], [2], {"keepdims": 0}),
+        Node("view", "Reshape", [2, 3], [4]),
+    ]
+    g = Graph(
+        "g", "g", tensors, nodes, [0], [4], {"opset_import": [{"domain": "ai.onnx", "version": 18}]}
+    )
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+    y = run(g, {"x": x}).outputs["y"]
+    np.testing.assert_allclose(y, x.mean(axis=(2, 3)).reshape(2, 2))

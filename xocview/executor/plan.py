@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from xocview.executor.attributes import kernel_kwargs
-from xocview.executor.registry import Kernel, UnsupportedOp, lookup
+from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
 
 __all__ = ["CONTROL_FLOW", "Plan", "Step", "graph_opset", "make_plan", "unsupported_ops"]
@@ -48,6 +48,7 @@ class Step:
     num_outputs: int
     kwargs: dict[str, Any]
     frees: list[int] = field(default_factory=list)
+    note: str | None = None  # something the run should tell the user about this node
 
 
 @dataclass
@@ -86,6 +87,7 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
     outs = _positions(node.outputs, node.metadata.get("omitted_outputs"))
     kernel: Kernel | None = None
     problem: str | None = None
+    note: str | None = None
     kwargs: dict[str, Any] = {}
     domain = node.metadata.get("domain", "")
     try:
@@ -93,14 +95,26 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
             raise UnsupportedOp(f"control-flow op {node.op_type!r} is not run by the executor")
         if domain not in _DEFAULT_DOMAINS:
             raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
-        kernel = lookup(node.op_type, opset)
+        if opset is None:
+            kernel = lookup_fitting(node.op_type, len(ins), node.attributes)
+            most = kernel.max_inputs
+            if most is not None and len(ins) > most:  # MXNet's label inputs of output layers
+                note = (
+                    f"node {node.id!r} ({node.op_type}): reads {len(ins)} inputs, the op takes "
+                    f"{most}; the rest are not used"
+                )
+                ins = ins[:most]
+        else:
+            kernel = lookup(node.op_type, opset)
         kwargs = kernel_kwargs(node)
         if kernel.wants_num_outputs:
             kwargs["num_outputs"] = len(outs)
     except (UnsupportedOp, ValueError) as e:
         kernel, problem = None, str(e)
     pairs = [(k, t) for k, t in enumerate(outs) if t is not None]
-    return Step(pos, node.id, node.op_type, kernel, problem, ins, pairs, len(outs), kwargs)
+    return Step(
+        pos, node.id, node.op_type, kernel, problem, ins, pairs, len(outs), kwargs, note=note
+    )
 
 
 def _under_control_flow(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
@@ -120,7 +134,9 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
 
     With ``fold_constants``, nodes that read only weights (and what such nodes make) are set
     apart in ``Plan.folded``: the runtime computes them once before the timed passes, as any
-    inference runtime does, and keeps their outputs like weights.
+    inference runtime does, and keeps their outputs like weights. A graph without inputs (its
+    data made from weights, as LightNet's ``create`` ops do) has nothing to fold: all of it is
+    the work to time.
     """
     hierarchy = Hierarchy(graph)
     skip = hierarchy.is_group.copy()
@@ -138,7 +154,7 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     constant = ~produced
     constant[[t for t in graph.inputs if 0 <= t < len(graph.tensors)]] = False
     folded: list[Step] = []
-    if fold_constants:
+    if fold_constants and graph.inputs:
         folded, steps = _split_constant_steps(steps, constant)
     outputs = _run_outputs(graph, steps + folded, produced)
     _add_frees(steps, len(graph.tensors), outputs)

@@ -15,11 +15,19 @@ from __future__ import annotations
 
 import bisect
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["KERNELS", "Kernel", "UnsupportedOp", "kernel", "lookup", "supported_ops"]
+__all__ = [
+    "KERNELS",
+    "Kernel",
+    "UnsupportedOp",
+    "kernel",
+    "lookup",
+    "lookup_fitting",
+    "supported_ops",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,6 +40,34 @@ class Kernel:
     since: int
     fn: Callable[..., Any]
     wants_num_outputs: bool
+
+    @property
+    def max_inputs(self) -> int | None:
+        """How many inputs the kernel takes at most (None: any number)."""
+        P = inspect.Parameter
+        params = inspect.signature(self.fn).parameters.values()
+        if any(p.kind is P.VAR_POSITIONAL for p in params):
+            return None
+        return sum(p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) for p in params)
+
+    def accepts(self, num_inputs: int, attributes: Iterable[str]) -> bool:
+        """Whether a node with this many inputs and these attributes fits the signature:
+        inputs bind positionally, attributes only to keyword-only parameters."""
+        P = inspect.Parameter
+        params = inspect.signature(self.fn).parameters.values()
+        positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        keywords = {p.name: p for p in params if p.kind is P.KEYWORD_ONLY}
+        var_args = any(p.kind is P.VAR_POSITIONAL for p in params)
+        var_kwargs = any(p.kind is P.VAR_KEYWORD for p in params)
+        if num_inputs > len(positional) and not var_args:
+            return False
+        if any(p.default is P.empty for p in positional[num_inputs:]):
+            return False
+        names = set(attributes)
+        if not var_kwargs and not names <= set(keywords):
+            return False
+        required = {n for n, p in keywords.items() if p.default is P.empty} - {"num_outputs"}
+        return required <= names
 
 
 # op type -> versions sorted by ``since``
@@ -79,6 +115,21 @@ def lookup(op_type: str, opset: int | None = None) -> Kernel:
             f"op {op_type!r} at opset {opset}: kernels start at opset {versions[0].since}"
         )
     return versions[at - 1]
+
+
+def lookup_fitting(op_type: str, num_inputs: int, attributes: Iterable[str]) -> Kernel:
+    """For a graph that names no opset: the newest version whose signature fits the node.
+
+    XOC, NNVM and LightNet files carry ONNX op types without an opset; an attribute that later
+    versions take as an input (Upsample's ``scales``, ReduceMean's ``axes``) tells the version.
+    Raises UnsupportedOp like ``lookup``.
+    """
+    newest = lookup(op_type)
+    names = list(attributes)
+    for k in reversed(KERNELS[op_type]):
+        if k.accepts(num_inputs, names):
+            return k
+    return newest
 
 
 def supported_ops() -> list[str]:

@@ -19,7 +19,11 @@ from xocview.executor.feeds import (
 from xocview.executor.memory import LiveBytes
 from xocview.executor.plan import Plan, Step, make_plan
 from xocview.executor.result import RunResult
-from xocview.executor.weight_shapes import infer_weight_shape
+from xocview.executor.weight_shapes import (
+    SHAPE_ARGUMENTS,
+    infer_shape_argument,
+    infer_weight_shape,
+)
 from xocview.model import Graph
 
 __all__ = ["Progress", "run"]
@@ -70,7 +74,12 @@ class _Session:
         self.values: list[Any] = [None] * len(graph.tensors)
         self.memory = LiveBytes()
         self.samples: list[list[float]] = [[] for _ in plan.steps]
+        self.warned: set[str] = set()
+        self.needed = set(plan.outputs) | {
+            t for step in plan.folded + plan.steps for t in step.inputs if t is not None
+        }
         self.result = RunResult(op_types={s.node_id: s.op_type for s in plan.steps})
+        self.result.warnings.extend(s.note for s in plan.folded + plan.steps if s.note is not None)
 
     def rng(self, tensor: int) -> np.random.Generator:
         return np.random.default_rng([self.seed, tensor])
@@ -84,25 +93,35 @@ class _Session:
                 f"no tensor named {unknown[0]!r} to feed; inputs are "
                 + ", ".join(repr(self.graph.tensors[t].id) for t in self.graph.inputs)
             )
+        shape_args = {
+            t
+            for step in self.plan.folded + self.plan.steps
+            for k, t in enumerate(step.inputs)
+            if t is not None and (step.op_type, k) in SHAPE_ARGUMENTS
+        }
         for t in self.plan.constants:
             tensor = self.graph.tensors[t]
-            value: np.ndarray | None
-            if tensor.id in feeds:
-                value = read_feed(self.graph, tensor, feeds[tensor.id])
-            elif tensor.id in shapes:
-                shape = tuple(int(d) for d in shapes[tensor.id])
-                value = random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
-            elif tensor.has_data:
-                value = tensor.data
-            elif shape_known(tensor):
-                shape = resolved_shape(tensor, self.symbols, self.default)
-                value = random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
-            else:
-                continue  # a weight of unknown shape: made when its reader first runs
-            self.values[t] = value
-            self.memory.add(value)
-            if tensor.kind == "weight":
-                self.result.weight_bytes += int(getattr(value, "nbytes", 0))
+            if tensor.id not in feeds and tensor.id not in shapes and not tensor.has_data:
+                if t in shape_args and tensor.kind == "weight":
+                    continue  # its value follows from its reader's output shape: made there
+                if not shape_known(tensor):
+                    continue  # a weight of unknown shape: made when its reader first runs
+            self.store_constant(t, tensor.kind, self.constant_value(t, feeds, shapes))
+
+    def constant_value(
+        self, t: int, feeds: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]
+    ) -> np.ndarray:
+        """A fed value, the stored weight values, or seeded random data of the right shape."""
+        tensor = self.graph.tensors[t]
+        if tensor.id in feeds:
+            return read_feed(self.graph, tensor, feeds[tensor.id])
+        if tensor.id in shapes:
+            shape = tuple(int(d) for d in shapes[tensor.id])
+        elif tensor.has_data:
+            return np.asarray(tensor.data)
+        else:
+            shape = resolved_shape(tensor, self.symbols, self.default)
+        return random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
 
     def fold(self) -> None:
         """Compute the constant steps once; their outputs stay like weights."""
@@ -122,8 +141,16 @@ class _Session:
                 raise self.error(
                     step, args, f"input {tensor.id!r} has no value (nothing produces it)"
                 )
-            shape = infer_weight_shape(
-                self.graph, self.graph.nodes[step.node], k, args, step.kwargs
+            node = self.graph.nodes[step.node]
+            value = infer_shape_argument(self.graph, node, k, args, numpy_dtype(tensor))
+            if value is not None:
+                self.store_constant(t, tensor.kind, value)
+                args[k] = value
+                continue
+            shape: tuple[int, ...] | None = (
+                resolved_shape(tensor, self.symbols, self.default)
+                if shape_known(tensor)
+                else infer_weight_shape(self.graph, node, k, args, step.kwargs)
             )
             if shape is None:
                 raise self.error(
@@ -133,10 +160,14 @@ class _Session:
                     "(an input's .npy file) or a shape",
                 )
             value = random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
-            self.values[t] = args[k] = value
-            self.memory.add(value)
-            if tensor.kind == "weight":
-                self.result.weight_bytes += value.nbytes
+            self.store_constant(t, tensor.kind, value)
+            args[k] = value
+
+    def store_constant(self, t: int, kind: str, value: np.ndarray) -> None:
+        self.values[t] = value
+        self.memory.add(value)
+        if kind == "weight":
+            self.result.weight_bytes += int(value.nbytes)
 
     def error(self, step: Step, args: list[Any], problem: str) -> RunError:
         shapes = ", ".join(_describe(a) for a in args)
@@ -192,16 +223,30 @@ class _Session:
         seconds = time.perf_counter() - start
         outs = out if isinstance(out, tuple) else (out,)
         if step.outputs and step.outputs[-1][0] >= len(outs):
-            raise self.error(
-                step, args, f"the kernel gave {len(outs)} outputs, the node has {step.num_outputs}"
-            )
+            self.missing_outputs(step, args, len(outs))
         for k, t in step.outputs:
-            values[t] = outs[k]
+            if k < len(outs):
+                values[t] = outs[k]
         if first:
             self.account(step)
         for t in step.frees:
             values[t] = None
         return seconds
+
+    def missing_outputs(self, step: Step, args: list[Any], given: int) -> None:
+        """A kernel may leave out trailing outputs that nothing reads (MXNet's BatchNorm lists
+        its batch statistics as outputs); one that is read stops the run."""
+        lacking = [t for k, t in step.outputs if k >= given]
+        if any(t in self.needed for t in lacking):
+            raise self.error(
+                step, args, f"the kernel gave {given} outputs, the node has {step.num_outputs}"
+            )
+        if step.node_id not in self.warned and len(self.result.warnings) < _MAX_WARNINGS:
+            self.warned.add(step.node_id)
+            self.result.warnings.append(
+                f"node {step.node_id!r} ({step.op_type}): gives {given} of its "
+                f"{step.num_outputs} outputs; the others are read by nothing and stay empty"
+            )
 
     def account(self, step: Step) -> None:
         """Memory and declared-shape checks, on the first pass only."""

@@ -1,9 +1,11 @@
-"""Shapes of weights that a file does not state, inferred from what their consumer receives.
+"""What a file leaves out about weights, inferred from what their consumer receives.
 
 MXNet symbol files name every parameter but give no shapes; the shapes follow from the data
 the consuming op sees and its attributes (a convolution's weight is ``(filters, channels /
-group, *kernel)``). The runtime asks here when it first meets such a weight, then fills it with
-seeded random values like any weight without values.
+group, *kernel)``). XOC files keep no weight values, not even those of the small integer
+tensors that ops read as shapes (Reshape's target, Expand's shape, Resize's sizes); their
+values follow from the consumer's declared output shape. The runtime asks here when it first
+meets such a weight; other weights get seeded random values.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from xocview.model import Graph, Node
 
-__all__ = ["infer_weight_shape"]
+__all__ = ["SHAPE_ARGUMENTS", "infer_shape_argument", "infer_weight_shape"]
 
 Shape = tuple[int, ...]
 Rule = Callable[[Graph, Node, int, Sequence[np.ndarray | None], dict[str, Any]], Shape | None]
@@ -148,3 +150,83 @@ def infer_weight_shape(
     """The shape of ``node``'s input ``position`` from its other inputs, or None if unknown."""
     rule = _RULES.get(node.op_type)
     return None if rule is None else rule(graph, node, position, arrays, attrs)
+
+
+_REDUCTIONS = ("Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "SumSquare", "LogSum", "LogSumExp")
+# (op type, input position) of the inputs an op reads as a shape, sizes, repeats, scales or axes.
+SHAPE_ARGUMENTS = frozenset(
+    {
+        ("Reshape", 1),
+        ("Expand", 1),
+        ("ConstantOfShape", 0),
+        ("Tile", 1),
+        ("Resize", 2),
+        ("Resize", 3),
+        ("Upsample", 1),
+        ("Squeeze", 1),
+        ("Unsqueeze", 1),
+        *((f"Reduce{kind}", 1) for kind in _REDUCTIONS),
+    }
+)
+
+
+def _declared_shape(graph: Graph, node: Node) -> list[int] | None:
+    if not node.outputs:
+        return None
+    t = graph.tensors[node.outputs[0]]
+    if t.metadata.get("rank_unknown"):
+        return None
+    return [int(d) for d in t.shape]
+
+
+def infer_shape_argument(
+    graph: Graph, node: Node, position: int, arrays: Sequence[np.ndarray | None], dtype: np.dtype
+) -> np.ndarray | None:
+    """The value of a shape-like weight the file does not keep, from the node's declared output
+    shape (and its data input's actual shape); None when they do not tell it."""
+    if (node.op_type, position) not in SHAPE_ARGUMENTS:
+        return None
+    out = _declared_shape(graph, node)
+    if out is None:
+        return None
+    x = arrays[0] if arrays else None
+    known = all(d >= 0 for d in out)
+    if node.op_type == "Reshape" and sum(d < 0 for d in out) <= 1:
+        return np.array(out, dtype=dtype)
+    if node.op_type in ("Expand", "ConstantOfShape") or (node.op_type, position) == ("Resize", 3):
+        return np.array(out, dtype=dtype) if known else None
+    if x is None or not known:
+        return None
+    if position == 1 and (
+        node.op_type in ("Squeeze", "Unsqueeze") or node.op_type.startswith("Reduce")
+    ):
+        axes = _axes(node, list(x.shape), out)
+        return None if axes is None else np.array(axes, dtype=dtype)
+    if len(out) != x.ndim or 0 in x.shape:
+        return None
+    ratio = np.array(out, dtype=np.float64) / np.array(x.shape, dtype=np.float64)
+    if node.op_type == "Tile":
+        return ratio.astype(dtype)
+    return ratio.astype(dtype)  # scales of Resize and Upsample
+
+
+def _removed(longer: list[int], shorter: list[int]) -> list[int] | None:
+    """Positions of ``longer`` left over when ``shorter`` is matched into it in order."""
+    gone, k = [], 0
+    for i, d in enumerate(longer):
+        if k < len(shorter) and shorter[k] == d and len(longer) - i > len(shorter) - k - 1:
+            k += 1
+        else:
+            gone.append(i)
+    return gone if k == len(shorter) else None
+
+
+def _axes(node: Node, x: list[int], out: list[int]) -> list[int] | None:
+    """The axes a Squeeze, Unsqueeze or Reduce* node acted on, read off its shapes."""
+    if node.op_type == "Unsqueeze":
+        return _removed(out, x)
+    if node.op_type == "Squeeze" or not node.attributes.get("keepdims", 1):
+        return _removed(x, out)
+    if len(x) != len(out):
+        return None
+    return [i for i, (a, b) in enumerate(zip(x, out, strict=True)) if a != b]

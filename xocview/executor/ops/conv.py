@@ -181,9 +181,13 @@ def conv(
 ) -> np.ndarray:
     """N-d grouped convolution (cross-correlation, as ONNX defines it), bias added in place.
 
+    A W with one axis more than X is (group, filters / group, channels / group, *kernel), as
+    LightNet stores it; its first two axes are merged into ONNX's layout.
     Raises ValueError when X's channels do not match W and group.
     """
     group = int(group)
+    if w.ndim == x.ndim + 1 and w.shape[0] == group:
+        w = w.reshape((w.shape[0] * w.shape[1], *w.shape[2:]))
     if x.shape[1] != w.shape[1] * group or w.shape[0] % group:
         raise ValueError(f"X {x.shape}, W {w.shape} and group {group} disagree on channels")
     kshape = _check_kernel(w, kernel_shape)

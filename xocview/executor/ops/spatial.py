@@ -52,7 +52,7 @@ def normalise(values: Sequence[int] | None, rank: int, default: int) -> tuple[in
     if values is None or len(values) == 0:
         return (default,) * rank
     if len(values) != rank:
-        raise ValueError(f"expected {rank} values for {rank} spatial axes, got {list(values)}")
+        raise ValueError(f"expected {rank} values, got {list(values)}")
     return tuple(int(v) for v in values)
 
 
@@ -113,6 +113,8 @@ def geometry(
         end = tuple(t[1] for t in triples)
         out = tuple(t[2] for t in triples)
     elif mode in ("NOTSET", "VALID", ""):
+        if mode != "VALID" and pads is not None and len(pads) == rank:
+            pads = [*pads, *pads]  # one value per axis, as some XOC files write: symmetric
         flat = normalise(pads, 2 * rank, 0) if mode != "VALID" else (0,) * (2 * rank)
         begin, end = flat[:rank], flat[rank:]
         out = tuple(
@@ -185,6 +187,8 @@ def transpose_pads(
     elif mode in ("SAME_UPPER", "SAME_LOWER"):
         target = [n * s for n, s in zip(spatial, strides, strict=True)]
     else:
+        if mode != "VALID" and pads is not None and len(pads) == rank:
+            pads = [*pads, *pads]  # one value per axis, as some XOC files write: symmetric
         flat = normalise(pads, 2 * rank, 0) if mode != "VALID" else (0,) * (2 * rank)
         out = tuple(f - b - e for f, b, e in zip(full, flat[:rank], flat[rank:], strict=True))
         return flat[:rank], out

@@ -1,0 +1,108 @@
+"""`xocview run` as a user runs it: light models, one corpus file per JSON format, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.conftest import REPO, corpus_path
+from xocview.formats import load
+from xocview.model.profile import node_times_ms
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def xocview(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xocview", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in LIGHT.glob("*.onnx")))
+def test_run_prints_outputs_and_the_slowest_nodes_of_every_light_model(name: str) -> None:
+    done = xocview("run", str(LIGHT / f"{name}.onnx"), "--top", "3")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "outputs:" in out and "1x1000" in out
+    assert "slowest 3 nodes:" in out and "time per op type:" in out
+    assert "peak memory" in out
+
+
+def test_profile_and_save_keep_the_times(tmp_path: Path) -> None:
+    profile, saved = tmp_path / "p.json", tmp_path / "timed.json"
+    model = LIGHT / "light_squeezenet.onnx"
+    done = xocview(
+        "run", str(model), "--repeat", "2", "--profile", str(profile), "--save", str(saved)
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(profile.read_text())
+    assert data["total_ms"] > 0 and data["peak_bytes"] > data["weight_bytes"] > 0
+    assert {n["op_type"] for n in data["nodes"]} >= {"Conv", "Relu", "MaxPool"}
+    graph = load(saved)
+    times = node_times_ms(graph)
+    timed = [graph.nodes[i].op_type for i in np.flatnonzero(np.isfinite(times))]
+    assert "Conv" in timed and "ConstantOfShape" not in timed  # weights are made once, untimed
+
+
+def test_an_npy_input_is_used_and_a_wrong_one_refused(tmp_path: Path) -> None:
+    model = LIGHT / "light_squeezenet.onnx"
+    name = next(
+        vi.name for vi in onnx.load(model).graph.input if len(vi.type.tensor_type.shape.dim) == 4
+    )
+    good, bad = tmp_path / "x.npy", tmp_path / "bad.npy"
+    np.save(good, np.zeros((1, 3, 224, 224), np.float32))
+    np.save(bad, np.zeros((1, 3, 5), np.float32))
+    assert xocview("run", str(model), "--input", f"{name}={good}").returncode == 0
+    done = xocview("run", str(model), "--input", f"{name}={bad}")
+    assert done.returncode == 1
+    assert done.stderr.startswith("xocview: error: input ")
+    assert "given shape [1, 3, 5]" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unsupported_op_names_the_node_and_keeps_the_times_so_far(tmp_path: Path) -> None:
+    path = tmp_path / "g.json"
+    graph = load(REPO / "sample_graphs" / "tiny_transformer.json")
+    graph.nodes[-1].op_type = "NoSuchOp"
+    from xocview.formats import save
+
+    save(graph, path)
+    done = xocview("run", str(path))
+    assert done.returncode == 1
+    assert f"node '{graph.nodes[-1].id}' (NoSuchOp): no kernel for op 'NoSuchOp'" in done.stderr
+    assert "slowest so far" in done.stdout
+
+
+def test_xoc_corpus_resnet18_runs_with_random_weights() -> None:
+    path = corpus_path("xoc", "xoc_resnet18.json")
+    done = xocview("run", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "output                   float32  1x1000" in done.stdout
+
+
+def test_nnvm_corpus_file_runs_with_a_given_input_shape() -> None:
+    """MXNet symbol files state no shapes: the input's is given, the weights' are inferred."""
+    path = corpus_path("nnvm", "mxnet12_resnet18-priv-symbol.json")
+    done = xocview("run", str(path), "--shape", "data=1,3,112,112")
+    assert done.returncode == 0, done.stderr
+    assert "softmax                  float32  1x1000" in done.stdout
+    assert "reads 2 inputs, the op takes 1" in done.stdout  # the label input is left out
+    missing = xocview("run", str(path))
+    assert missing.returncode == 1 and "input 'data'" in missing.stderr
+
+
+def test_lightnet_corpus_file_runs() -> None:
+    path = corpus_path("lightnet", "lightnet_yolov3_ir.json")
+    done = xocview("run", str(path), "--top", "1")
+    assert done.returncode == 0, done.stderr
+    assert "over 252 nodes" in done.stdout
