@@ -49,6 +49,7 @@ class Step:
     kwargs: dict[str, Any]
     frees: list[int] = field(default_factory=list)
     note: str | None = None  # something the run should tell the user about this node
+    slots: list[int] = field(default_factory=list)  # where the runtime reads each input
 
 
 @dataclass

@@ -71,7 +71,10 @@ class _Session:
     ) -> None:
         self.graph, self.plan, self.seed = graph, plan, seed
         self.symbols, self.default = symbols, default
-        self.values: list[Any] = [None] * len(graph.tensors)
+        # one slot per tensor and a last one that stays None: omitted inputs read it
+        self.values: list[Any] = [None] * (len(graph.tensors) + 1)
+        for step in plan.folded + plan.steps:
+            step.slots = [len(graph.tensors) if t is None else t for t in step.inputs]
         self.memory = LiveBytes()
         self.samples: list[list[float]] = [[] for _ in plan.steps]
         self.warned: set[str] = set()
@@ -182,26 +185,75 @@ class _Session:
     def execute(
         self, warmup: int, repeat: int, progress: Progress | None, cancel: Callable[[], bool] | None
     ) -> RunResult:
-        steps = self.plan.steps
-        total = (warmup + repeat) * len(steps)
-        done = 0
+        total = (warmup + repeat) * len(self.plan.steps)
         pass_times: list[float] = []
         for p in range(warmup + repeat):
-            timed = p >= warmup
             start = time.perf_counter()
-            for s, step in enumerate(steps):
-                if cancel is not None and cancel():
-                    self.result.cancelled = True
-                    return self.finish(pass_times)
-                seconds = self.call(step, first=p == 0)
-                if timed:
-                    self.samples[s].append(seconds)
-                done += 1
-                if progress is not None:
-                    progress(done, total, step.node_id, seconds)
-            if timed:
+            if p == 0:
+                finished = self.first_pass(p >= warmup, progress, cancel, total)
+            else:
+                finished = self.pass_(
+                    p >= warmup, progress, cancel, p * len(self.plan.steps), total
+                )
+            if not finished:
+                self.result.cancelled = True
+                return self.finish(pass_times)
+            if p >= warmup:
                 pass_times.append(time.perf_counter() - start)
         return self.finish(pass_times)
+
+    def first_pass(
+        self, timed: bool, progress: Progress | None, cancel: Callable[[], bool] | None, total: int
+    ) -> bool:
+        """The checked pass: materialises weights, counts memory, compares declared shapes."""
+        for s, step in enumerate(self.plan.steps):
+            if cancel is not None and cancel():
+                return False
+            seconds = self.call(step, first=True)
+            if timed:
+                self.samples[s].append(seconds)
+            if progress is not None:
+                progress(s + 1, total, step.node_id, seconds)
+        return True
+
+    def pass_(
+        self,
+        timed: bool,
+        progress: Progress | None,
+        cancel: Callable[[], bool] | None,
+        done: int,
+        total: int,
+    ) -> bool:
+        """A later pass: the node loop with nothing but the call, its timing and the frees.
+
+        Everything a kernel could trip over was met in the first pass, so this loop is kept to
+        the few operations that the per-node overhead is made of.
+        """
+        values, samples, perf = self.values, self.samples, time.perf_counter
+        for s, step in enumerate(self.plan.steps):
+            if cancel is not None and cancel():
+                return False
+            args = [values[t] for t in step.slots]
+            kernel = step.kernel.fn  # type: ignore[union-attr]
+            start = perf()
+            try:
+                out = kernel(*args, **step.kwargs)
+            except Exception as e:  # e.g. a kernel that fails on some data only
+                raise self.error(step, args, f"{type(e).__name__}: {e}") from e
+            seconds = perf() - start
+            if type(out) is tuple:
+                for k, t in step.outputs:
+                    if k < len(out):
+                        values[t] = out[k]
+            else:
+                values[step.outputs[0][1]] = out
+            for t in step.frees:
+                values[t] = None
+            if timed:
+                samples[s].append(seconds)
+            if progress is not None:
+                progress(done + s + 1, total, step.node_id, seconds)
+        return True
 
     def call(self, step: Step, first: bool) -> float:
         """Run one step; returns its seconds. Stores outputs and frees dead tensors."""
