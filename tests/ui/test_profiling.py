@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from tests.conftest import REPO
@@ -71,6 +72,9 @@ def test_a_run_records_times_colours_by_time_and_fills_the_profile(
     assert {panel.nodes.item(r, 0).text() for r in range(3)} == {"add", "r1", "r2"}
     assert panel.outputs.item(0, 0).text() == "y" and panel.outputs.item(0, 1).text() == "4x8"
     assert "peak memory" in panel.summary.text()
+    doc.select_node(block)  # the inspector tells a node's time, a group's as a sum
+    rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
+    assert rows and rows[0].text(1) == f"{times[block]:.3f} ms (sum of its leaves)"
     window.undo_group.undo()  # the recorded times are one undo step
     assert not np.isfinite(node_times_ms(g)).any()
 

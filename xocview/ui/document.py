@@ -98,6 +98,7 @@ class Document(QObject):
         self.last_run: RunResult | None = None  # what the last run measured (Profile pane)
         self.live_ms: np.ndarray | None = None  # times measured so far by a running run
         self._values: tuple[str, np.ndarray] | None = None
+        self._times: tuple[int, np.ndarray] | None = None
         self._heat: tuple[tuple[int, str, bool, int], HeatLevels] | None = None
         self._heat_version = 0
         self.heat_log = True
@@ -163,10 +164,19 @@ class Document(QObject):
             return None
         if mode == "time" and self.live_ms is not None:
             return self.live_ms
+        if mode == "time":
+            return self.times_ms()
         if self._values is None or self._values[0] != mode:
-            make = {"time": node_times_ms, "flops": node_flops, "params": node_parameters}[mode]
+            make = {"flops": node_flops, "params": node_parameters}[mode]
             self._values = (mode, make(self.graph, self.hierarchy))
         return self._values[1]
+
+    def times_ms(self) -> np.ndarray:
+        """Stored ``performance.time.cpu`` per node position (groups: sums), computed once per
+        state of the graph."""
+        if self._times is None or self._times[0] != self._heat_version:
+            self._times = (self._heat_version, node_times_ms(self.graph, self.hierarchy))
+        return self._times[1]
 
     def heat(self) -> HeatLevels | None:
         """Colour levels of the current drawing's items, or None when colouring by category."""

@@ -339,6 +339,10 @@ class Inspector(QWidget):
             ops = opfacts.flops(g, i)
             self._row(t, "FLOPs", f"{ops:,}" if ops is not None else "unknown")
             self._row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
+        ms = doc.times_ms()[i]
+        if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
+            total = " (sum of its leaves)" if doc.hierarchy.is_group[i] else ""
+            self._row(t, "Time (CPU)", f"{ms:.3f} ms{total}")
         self._tree(
             t,
             "Metadata",

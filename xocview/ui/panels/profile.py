@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import RunResult
-from xocview.model.profile import node_times_ms
 from xocview.ui.document import Document
 
 __all__ = ["OpBars", "ProfilePanel"]
@@ -145,7 +144,7 @@ class ProfilePanel(QWidget):
             self.summary.setText("")
             return
         graph, h = doc.graph, doc.hierarchy
-        times = node_times_ms(graph, h)
+        times = doc.times_ms()
         leaves = np.flatnonzero(~h.is_group & np.isfinite(times))
         run: RunResult | None = getattr(doc, "last_run", None)
         if not len(leaves):
