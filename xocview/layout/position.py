@@ -106,21 +106,31 @@ def balance(
     by_layer = np.argsort(layer_of[a], kind="stable")
     a, b, ww = a[by_layer], b[by_layer], ww[by_layer]
     bounds = np.searchsorted(layer_of[a], np.arange(len(ordered) + 1))
-    gaps = [layer_offsets(m, is_dummy, widths, node_sep, edge_sep) for m in ordered]
-    for sweep in range(sweeps):
-        layer_seq = range(len(ordered)) if sweep % 2 == 0 else range(len(ordered) - 1, -1, -1)
-        for r in layer_seq:
-            members = ordered[r]
-            if len(members) == 0:
-                continue
-            lo, hi = bounds[r], bounds[r + 1]
-            pw = pull_weight[members]
-            pulled = np.bincount(
-                slot[a[lo:hi]], weights=ww[lo:hi] * x[b[lo:hi]], minlength=len(members)
+    # What a sweep needs of each layer never changes: gather it once.
+    layers = []
+    for r, members in enumerate(ordered):
+        if len(members) == 0:
+            continue
+        lo, hi = bounds[r], bounds[r + 1]
+        pw = pull_weight[members]
+        pulled = pw > 0
+        layers.append(
+            (
+                members,
+                slot[a[lo:hi]],
+                ww[lo:hi],
+                b[lo:hi],
+                pulled,
+                1.0 / np.maximum(pw, 1e-12),
+                np.where(pulled, pw, 1e-3),
+                layer_offsets(members, is_dummy, widths, node_sep, edge_sep),
             )
-            target = np.where(pw > 0, pulled / np.maximum(pw, 1e-12), x[members])
-            weight = np.where(pw > 0, pw, 1e-3)
-            cum = gaps[r]
+        )
+    for sweep in range(sweeps):
+        seq = layers if sweep % 2 == 0 else layers[::-1]
+        for members, slots, weights, sources, pulled, inverse, weight, cum in seq:
+            force = np.bincount(slots, weights=weights * x[sources], minlength=len(members))
+            target = np.where(pulled, force * inverse, x[members])
             x[members] = isotonic(target - cum, weight) + cum
     return x
 
