@@ -54,6 +54,8 @@ class Drawing:
     width: float = 0.0
     height: float = 0.0
     edge_box: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    # what the painter builds once per drawing (its own objects, opaque here)
+    paint_cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def count(self) -> int:

@@ -8,6 +8,7 @@ screen, not what is in the graph.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -99,6 +100,67 @@ def frame_title_rect(outline: np.ndarray) -> QRectF:
     return QRectF(left[0] + 6, right[1] + 2, max(right[0] - left[0] - 12, 10.0), 14)
 
 
+_NO_VALUE, _HEAT = -1, 1 << 20  # fill codes of the far view besides category indices
+
+
+_Categories = tuple[list[str], np.ndarray, list[QRectF]]
+
+
+def _categories(d: Drawing) -> _Categories:
+    """Category names, each item's category index and its rectangle, made once per drawing."""
+    cached = d.paint_cache.get("categories")
+    if cached is None:
+        names = sorted(set(d.category))
+        index = {name: k for k, name in enumerate(names)}
+        codes = np.fromiter((index[c] for c in d.category), dtype=np.int64, count=d.count)
+        cached = (names, codes, [_rect(d, i) for i in range(d.count)])
+        d.paint_cache["categories"] = cached
+    return cast(_Categories, cached)
+
+
+def _far_fills(d: Drawing, codes: np.ndarray, heat: HeatLevels | None) -> np.ndarray:
+    """A fill code per item: its category's index, or _HEAT + level, or _NO_VALUE."""
+    if heat is None:
+        return codes
+    node = d.kind != KIND_TENSOR
+    return np.where(node, np.where(heat.levels >= 0, _HEAT + heat.levels, _NO_VALUE), codes)
+
+
+def _far_boxes(
+    painter: QPainter, d: Drawing, style: Style, items: np.ndarray, heat: HeatLevels | None
+) -> None:
+    """Far out, plain rectangles without outlines: one call per fill, not one per box."""
+    painter.setPen(Qt.PenStyle.NoPen)
+    names, codes, rects = _categories(d)
+    fills = _far_fills(d, codes, heat)[items]
+    order = np.argsort(fills, kind="stable")
+    sorted_fills = fills[order]
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_fills)) + 1])
+    for group, start in zip(np.split(items[order], starts[1:]), starts.tolist(), strict=True):
+        code = int(sorted_fills[start])
+        if code >= _HEAT:
+            painter.setBrush(heat_brushes()[code - _HEAT])
+        elif code == _NO_VALUE:
+            painter.setBrush(style.fill("no_value"))
+        else:
+            painter.setBrush(style.fill(names[code]))
+        painter.drawRects([rects[i] for i in group.tolist()])
+
+
+def _far_edges(d: Drawing) -> tuple[list[QPolygonF], QPainterPath]:
+    """Every edge as a polyline, and all of them as one path: built once per drawing, since far
+    out a frame would otherwise spend its time making the same polygons again."""
+    cached = d.paint_cache.get("far_edges")
+    if cached is None:
+        polygons = [QPolygonF([QPointF(px, py) for px, py in pts.tolist()]) for pts in d.edges]
+        path = QPainterPath()
+        for polygon in polygons:
+            path.addPolygon(polygon)  # an open subpath: stroked as a polyline
+        cached = (polygons, path)
+        d.paint_cache["far_edges"] = cached
+    return cast(tuple[list[QPolygonF], QPainterPath], cached)
+
+
 def _edges(
     painter: QPainter,
     d: Drawing,
@@ -109,15 +171,26 @@ def _edges(
 ) -> None:
     painter.setBrush(Qt.BrushStyle.NoBrush)
     painter.setPen(style.edge_pen)
+    if not detail:
+        polygons, path = _far_edges(d)
+        if len(edges) * 2 > len(d.edges):  # most are on screen: one call for all
+            painter.drawPath(path)
+        else:
+            for e in edges.tolist():
+                painter.drawPolyline(polygons[e])
+        painter.setPen(style.edge_pen_highlight)
+        for e in highlighted:
+            painter.drawPolyline(polygons[e])
+        return
     later = []
     for e in edges.tolist():
         if e in highlighted:
             later.append(e)
             continue
-        _edge(painter, d.edges[e], detail, style)
+        _edge(painter, d, e, style)
     painter.setPen(style.edge_pen_highlight)
     for e in later:
-        _edge(painter, d.edges[e], detail, style)
+        _edge(painter, d, e, style)
     if detail:
         painter.setFont(style.label_font)
         painter.setPen(style.text)
@@ -129,18 +202,26 @@ def _edges(
                 painter.drawText(QPointF(mx + 4, my), label)
 
 
-def _edge(painter: QPainter, pts: np.ndarray, detail: bool, style: Style) -> None:
-    if not detail:
-        painter.drawPolyline(QPolygonF([QPointF(px, py) for px, py in pts.tolist()]))
-        return
+def _curve(pts: np.ndarray) -> QPainterPath:
+    """A smooth curve through the dummies: quadratic pieces between midpoints."""
     path = QPainterPath(QPointF(*pts[0]))
     if len(pts) == 2:
         path.lineTo(QPointF(*pts[1]))
-    else:  # a smooth curve through the dummies: quadratic pieces between midpoints
-        for k in range(1, len(pts) - 1):
-            mid = (pts[k] + pts[k + 1]) / 2
-            path.quadTo(QPointF(*pts[k]), QPointF(*mid))
-        path.lineTo(QPointF(*pts[-1]))
+        return path
+    mids = ((pts[1:-1] + pts[2:]) / 2).tolist()
+    for (cx, cy), (mx, my) in zip(pts[1:-1].tolist(), mids, strict=True):
+        path.quadTo(cx, cy, mx, my)
+    path.lineTo(QPointF(*pts[-1]))
+    return path
+
+
+def _edge(painter: QPainter, d: Drawing, e: int, style: Style) -> None:
+    """Edge ``e`` as a curve with an arrowhead; curves are made once per drawing."""
+    curves = cast(dict[int, QPainterPath], d.paint_cache.setdefault("curves", {}))
+    path = curves.get(e)
+    pts = d.edges[e]
+    if path is None:
+        path = curves[e] = _curve(pts)
     painter.drawPath(path)
     _arrow(painter, pts[-2], pts[-1], style)
 
@@ -165,7 +246,10 @@ def _boxes(
     detail: bool,
     heat: HeatLevels | None = None,
 ) -> None:
-    painter.setPen(style.border if titles else Qt.PenStyle.NoPen)
+    if not titles:
+        _far_boxes(painter, d, style, items, heat)
+        return
+    painter.setPen(style.border)
     brushes = heat_brushes() if heat is not None else None
     levels = heat.levels if heat is not None else None
     for i in items.tolist():
@@ -177,12 +261,8 @@ def _boxes(
         r = _rect(d, i)
         if d.kind[i] == KIND_TENSOR:
             painter.drawRoundedRect(r, r.height() / 2, r.height() / 2)
-        elif titles:
-            painter.drawRoundedRect(r, 5, 5)
         else:
-            painter.drawRect(r)
-    if not titles:
-        return
+            painter.drawRoundedRect(r, 5, 5)
     painter.setPen(style.text)
     white = light_text() if heat is not None else None
     for i in items.tolist():
