@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel
 
 from tests.conftest import REPO
 from xocview.formats import load, save
@@ -168,3 +169,23 @@ def test_heat_screenshot_is_not_blank(qtbot, window, tmp_path: Path) -> None:  #
         image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
     }
     assert len(colours) > 5
+
+
+def test_the_run_dialog_offers_each_input_and_the_settings(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from xocview.ui.run_dialog import RunDialog
+
+    view = open_file(qtbot, window, relu_graph(tmp_path / "g.json", op="NoSuchOp"))
+    dialog = RunDialog(view.doc, window)
+    qtbot.addWidget(dialog)
+    assert list(dialog.paths) == ["x"]
+    assert "random float32 4x8" in dialog.paths["x"].placeholderText()
+    assert dialog.options() == RunOptions(repeat=3, warmup=1, seed=0, symbol_default=1)
+    np.save(tmp_path / "x.npy", np.ones((4, 8), np.float32))
+    dialog.paths["x"].setText(str(tmp_path / "x.npy"))
+    dialog.repeat.setValue(7)
+    dialog.symbols.setValue(4)
+    options = dialog.options()
+    assert options.feeds == {"x": str(tmp_path / "x.npy")}
+    assert (options.repeat, options.symbol_default) == (7, 4)
+    notes = [w.text() for w in dialog.findChildren(QLabel) if "No kernel" in w.text()]
+    assert notes == ["No kernel for: NoSuchOp (1). The run stops at the first of them."]
