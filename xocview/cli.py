@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from xocview import __version__
+from xocview import __version__, desktop
 from xocview.cli_run import add_run_parser, cmd_run
 from xocview.errors import EditError, XocviewError
 from xocview.formats import registry
@@ -62,7 +62,7 @@ _COMMANDS = ("open", "info", "convert", "check", "render", "edit", "run")
 def _with_default_command(args: list[str]) -> list[str]:
     """``xocview a.onnx`` means ``xocview open a.onnx``."""
     for arg in args:
-        if arg in ("-h", "--help", "--version"):
+        if arg in ("-h", "--help", "--version", "--install-desktop", "--uninstall-desktop"):
             return args
         if not arg.startswith("-"):
             return args if arg in _COMMANDS else ["open", *args]
@@ -76,10 +76,21 @@ def _parser() -> argparse.ArgumentParser:
         prog="xocview",
         description="View, check and convert neural-network graphs "
         "(ONNX, NNVM/MXNet/TVM JSON, LightNet JSON IR, XOC JSON).",
-        epilog="With no command, xocview opens the given files (xocview FILE ...).",
+        epilog="With no command, xocview opens the given files (xocview [--new-window] FILE ...) "
+        "in a new tab of the running xocview, if there is one.",
         parents=[common],
     )
     p.add_argument("--version", action="version", version=f"xocview {__version__}")
+    desk = p.add_mutually_exclusive_group()
+    desk.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="let the file manager open .onnx and .json files with xocview (Linux, this user)",
+    )
+    desk.add_argument(
+        "--uninstall-desktop", action="store_true", help="remove what --install-desktop installed"
+    )
+    p.set_defaults(func=_cmd_desktop)  # a command's own func replaces it
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     def add(
@@ -91,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sp = add("open", _cmd_open, "open graph files (the default command)")
     sp.add_argument("files", nargs="*", metavar="FILE")
+    sp.add_argument(
+        "--new-window",
+        action="store_true",
+        help="open a window of its own instead of a tab in the running xocview",
+    )
     sp = add("info", _cmd_info, "print a summary of a graph")
     sp.add_argument("file", metavar="FILE")
     sp = add("convert", _cmd_convert, "convert a graph to XOC JSON")
@@ -127,7 +143,24 @@ def _cmd_open(ns: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     from xocview.ui.app import run_gui  # Qt only when a window is wanted
 
-    return run_gui(ns.files)
+    return run_gui(ns.files, new_window=ns.new_window)
+
+
+def _cmd_desktop(ns: argparse.Namespace) -> int:
+    """--install-desktop / --uninstall-desktop: the file manager's double-click, for this user."""
+    if not (ns.install_desktop or ns.uninstall_desktop):
+        _parser().print_usage(sys.stderr)
+        return EXIT_USAGE
+    if sys.platform in ("darwin", "win32"):
+        print(
+            "xocview: error: --install-desktop is for Linux desktops; on macOS and Windows see "
+            "'Open by double-click' in README.md",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    for line in desktop.install() if ns.install_desktop else desktop.uninstall():
+        print(line)
+    return EXIT_OK
 
 
 def _cmd_render(ns: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DesktopError",
     "EditError",
     "FormatError",
     "RunError",
@@ -61,3 +62,7 @@ class RunError(XocviewError):
         self.node_id = node_id
         self.op_type = op_type
         self.partial: object | None = None
+
+
+class DesktopError(XocviewError):
+    """Installing or removing the desktop integration failed; the message names the path."""

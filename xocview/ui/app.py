@@ -1,29 +1,80 @@
-"""Starting the GUI: the application object, the window, the files from the command line."""
+"""Starting the GUI: the application object, the window, the files from the command line.
+
+Files reach a running xocview three ways: the command line of a second launch (handed over by
+``single_instance``), macOS's QFileOpenEvent (Finder, the Dock), and drag and drop.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from xocview.resources import resource_path
 from xocview.ui.main_window import MainWindow
+from xocview.ui.single_instance import InstanceServer, send_to_running, server_name
 
-__all__ = ["run_gui"]
+__all__ = ["FileOpenFilter", "attach", "open_files", "run_gui", "start"]
 
 
-def run_gui(files: Sequence[str]) -> int:
-    """Open a window with ``files`` (each in its own tab) and run until it closes."""
+class FileOpenFilter(QObject):
+    """Passes each QFileOpenEvent (how Finder opens a document) to ``on_open``."""
+
+    def __init__(self, on_open: Callable[[Path], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._on_open = on_open
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FileOpen and isinstance(event, QFileOpenEvent):
+            name = event.file() or event.url().toLocalFile()
+            if name:
+                self._on_open(Path(name))
+                return True
+        return super().eventFilter(watched, event)
+
+
+def open_files(window: MainWindow, paths: Sequence[Path]) -> None:
+    """Open each path in a new tab and bring the window to the front (un-minimised)."""
+    for path in paths:
+        window.open_path(path)
+    state = window.windowState() & ~Qt.WindowState.WindowMinimized
+    window.setWindowState(state | Qt.WindowState.WindowActive)
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
+def attach(window: MainWindow, app: QApplication, name: str) -> InstanceServer:
+    """Let later launches (over ``name``) and the OS's file-open events reach ``window``."""
+    server = InstanceServer(name, lambda paths: open_files(window, paths), window)
+    server.listen()  # when another instance serves the name, this window stays on its own
+    app.installEventFilter(FileOpenFilter(lambda path: open_files(window, [path]), window))
+    return server
+
+
+def start(app: QApplication, files: Sequence[str], new_window: bool = False) -> MainWindow | None:
+    """Hand ``files`` to the running xocview (None), or open a window that takes them."""
+    paths = [Path(f).absolute() for f in files]
+    name = server_name()
+    if not new_window and send_to_running(name, paths):
+        return None
+    window = MainWindow()
+    attach(window, app, name)
+    window.show()
+    open_files(window, paths)
+    return window
+
+
+def run_gui(files: Sequence[str], new_window: bool = False) -> int:
+    """Open ``files`` (each in its own tab) in this or the running xocview; run until closed."""
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("xocview")
     app.setOrganizationName("xocview")
+    app.setDesktopFileName("xocview")  # Wayland/X11: the window belongs to xocview.desktop
     app.setWindowIcon(QIcon(str(resource_path("xocview.svg"))))
-    window = MainWindow()
-    window.show()
-    for name in files:
-        window.open_path(Path(name))
-    return int(app.exec())
+    return 0 if start(app, files, new_window) is None else int(app.exec())
