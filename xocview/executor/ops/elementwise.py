@@ -8,7 +8,7 @@ import numpy as np
 
 from xocview.executor.registry import kernel
 
-__all__ = ["legacy_broadcast"]
+__all__ = ["legacy_broadcast", "register_legacy"]
 
 
 def legacy_broadcast(b: np.ndarray, a_ndim: int, broadcast: int, axis: int | None) -> np.ndarray:
@@ -24,6 +24,34 @@ def legacy_broadcast(b: np.ndarray, a_ndim: int, broadcast: int, axis: int | Non
     return b.reshape(b.shape + (1,) * (a_ndim - axis - b.ndim))
 
 
+def register_legacy(
+    op_type: str, modern: Callable[[np.ndarray, np.ndarray], np.ndarray], *, consumed: bool
+) -> None:
+    """Register opsets 1-6 of a binary op: B may broadcast along A from ``axis`` (and the
+    arithmetic ops carried the obsolete ``consumed_inputs``); then the modern kernel runs."""
+    if consumed:
+
+        def legacy(
+            a: np.ndarray,
+            b: np.ndarray,
+            *,
+            axis: int | None = None,
+            broadcast: int = 0,
+            consumed_inputs: list[int] | None = None,
+        ) -> np.ndarray:
+            return modern(a, legacy_broadcast(b, a.ndim, broadcast, axis))
+
+    else:
+
+        def legacy(  # type: ignore[misc]
+            a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
+        ) -> np.ndarray:
+            return modern(a, legacy_broadcast(b, a.ndim, broadcast, axis))
+
+    legacy.__name__ = legacy.__qualname__ = f"{modern.__name__}_1"
+    kernel(op_type, since=1)(legacy)
+
+
 def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Integer division rounding toward zero (C's ``/``), which ONNX uses; numpy floors."""
     with np.errstate(divide="ignore"):
@@ -34,34 +62,9 @@ def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q
 
 
-@kernel("Add", since=1)
-def add_1(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    axis: int | None = None,
-    broadcast: int = 0,
-    consumed_inputs: list[int] | None = None,
-) -> np.ndarray:
-    """Opsets 1-6: B may broadcast along A from ``axis``; ``consumed_inputs`` is obsolete."""
-    return add(a, legacy_broadcast(b, a.ndim, broadcast, axis))
-
-
 @kernel("Add", since=7)
 def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.add(a, b))
-
-
-@kernel("Sub", since=1)
-def sub_1(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    axis: int | None = None,
-    broadcast: int = 0,
-    consumed_inputs: list[int] | None = None,
-) -> np.ndarray:
-    return sub(a, legacy_broadcast(b, a.ndim, broadcast, axis))
 
 
 @kernel("Sub", since=7)
@@ -69,33 +72,9 @@ def sub(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.subtract(a, b))
 
 
-@kernel("Mul", since=1)
-def mul_1(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    axis: int | None = None,
-    broadcast: int = 0,
-    consumed_inputs: list[int] | None = None,
-) -> np.ndarray:
-    return mul(a, legacy_broadcast(b, a.ndim, broadcast, axis))
-
-
 @kernel("Mul", since=7)
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.multiply(a, b))
-
-
-@kernel("Div", since=1)
-def div_1(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    axis: int | None = None,
-    broadcast: int = 0,
-    consumed_inputs: list[int] | None = None,
-) -> np.ndarray:
-    return div(a, legacy_broadcast(b, a.ndim, broadcast, axis))
 
 
 @kernel("Div", since=7)
@@ -193,3 +172,7 @@ def max_(*inputs: np.ndarray, consumed_inputs: list[int] | None = None) -> np.nd
 def min_(*inputs: np.ndarray, consumed_inputs: list[int] | None = None) -> np.ndarray:
     """NaN wins, as in onnxruntime."""
     return _fold(np.minimum, inputs)
+
+
+for _op, _modern in (("Add", add), ("Sub", sub), ("Mul", mul), ("Div", div)):
+    register_legacy(_op, _modern, consumed=True)

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xocview.executor.ops.elementwise import legacy_broadcast
+from xocview.executor.ops.elementwise import register_legacy
 from xocview.executor.registry import kernel
-
-
-@kernel("Equal", since=1)
-def equal_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    """Opsets 1-6: B may broadcast along A from ``axis``."""
-    return equal(a, legacy_broadcast(b, a.ndim, broadcast, axis))
 
 
 @kernel("Equal", since=7)
@@ -22,23 +14,9 @@ def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.equal(a, b), dtype=bool)
 
 
-@kernel("Less", since=1)
-def less_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    return less(a, legacy_broadcast(b, a.ndim, broadcast, axis))
-
-
 @kernel("Less", since=7)
 def less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.less(a, b))
-
-
-@kernel("Greater", since=1)
-def greater_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    return greater(a, legacy_broadcast(b, a.ndim, broadcast, axis))
 
 
 @kernel("Greater", since=7)
@@ -61,35 +39,14 @@ def not_(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.logical_not(x))
 
 
-@kernel("And", since=1)
-def and_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    return and_(a, legacy_broadcast(b, a.ndim, broadcast, axis))
-
-
 @kernel("And", since=7)
 def and_(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.logical_and(a, b))
 
 
-@kernel("Or", since=1)
-def or_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    return or_(a, legacy_broadcast(b, a.ndim, broadcast, axis))
-
-
 @kernel("Or", since=7)
 def or_(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.logical_or(a, b))
-
-
-@kernel("Xor", since=1)
-def xor_1(
-    a: np.ndarray, b: np.ndarray, *, axis: int | None = None, broadcast: int = 0
-) -> np.ndarray:
-    return xor(a, legacy_broadcast(b, a.ndim, broadcast, axis))
 
 
 @kernel("Xor", since=7)
@@ -116,3 +73,14 @@ def is_inf(x: np.ndarray, *, detect_negative: int = 1, detect_positive: int = 1)
     if detect_negative:
         return np.asarray(np.isneginf(x))
     return np.zeros(x.shape, dtype=bool)
+
+
+for _op, _modern in (
+    ("Equal", equal),
+    ("Less", less),
+    ("Greater", greater),
+    ("And", and_),
+    ("Or", or_),
+    ("Xor", xor),
+):
+    register_legacy(_op, _modern, consumed=False)
