@@ -14,6 +14,7 @@ from xocview.errors import FormatError
 from xocview.formats import load, save
 from xocview.model import Hierarchy, validate
 
+F16 = onnx.TensorProto.FLOAT16
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODELS = sorted(LIGHT.glob("*.onnx"))
 
@@ -318,3 +319,52 @@ def test_functions_calling_functions_nest_as_groups(tmp_path: Path) -> None:
     assert [g.tensors[i].id for i in add.outputs] == ["call/T"]
     assert h.max_depth == 2
     assert [f for f in validate(g) if f.severity == "error"] == []
+
+
+def test_a_scope_spelled_two_ways_is_one_group_in_node_order(tmp_path: Path) -> None:
+    names = ["/enc/Relu", "enc/Neg", "//enc/Abs", "/enc/Relu_1"]
+    tensors = ["x", "a", "b", "c", "y"]
+    nodes = [
+        onnx.helper.make_node(op, [tensors[k]], [tensors[k + 1]], name=name)
+        for k, (op, name) in enumerate(zip(["Relu", "Neg", "Abs", "Relu"], names, strict=True))
+    ]
+    g = load(m.save(_graph_model(nodes, ["x"], ["y"]), tmp_path / "m.onnx"))
+    assert g.node("/enc").metadata["children_ids"] == names
+    assert all(g.node(n).metadata["parent_id"] == "/enc" for n in names)
+
+
+def test_float_attributes_keep_their_shortest_form_and_sign(tmp_path: Path) -> None:
+    nodes = [
+        onnx.helper.make_node("LeakyRelu", ["x"], ["a"], name="neg_zero", alpha=-0.0),
+        onnx.helper.make_node("LeakyRelu", ["a"], ["b"], name="zero", alpha=0.0),
+        onnx.helper.make_node("LeakyRelu", ["b"], ["c"], name="small", alpha=1e-5),
+        onnx.helper.make_node("LeakyRelu", ["c"], ["y"], name="again", alpha=1e-5),
+    ]
+    g = load(m.save(_graph_model(nodes, ["x"], ["y"]), tmp_path / "m.onnx"))
+    alphas = [g.node(n).attributes["alpha"] for n in ("neg_zero", "zero", "small", "again")]
+    assert [str(a) for a in alphas] == ["-0.0", "0.0", "1e-05", "1e-05"]
+
+
+def test_value_info_inside_a_branch_types_its_values(tmp_path: Path) -> None:
+    model = m.with_if()
+    then = model.graph.node[0].attribute[0].g
+    then.node[0].output[0] = "t_mid"
+    then.node.append(onnx.helper.make_node("Neg", ["t_mid"], ["t_out"], name="t_neg"))
+    # A type inference could not know (it would say [2]): only value_info gives it.
+    then.value_info.append(onnx.helper.make_tensor_value_info("t_mid", F16, ["n"]))
+    g = load(m.save(model, tmp_path / "if.onnx"))
+    mid = g.tensor("t_mid")
+    assert (mid.dtype, mid.shape, mid.metadata) == ("float16", [-1], {"shape_symbols": ["n"]})
+
+
+def test_a_shadowing_initializer_outside_the_folder_is_still_refused(tmp_path: Path) -> None:
+    model = m.with_if()
+    then = model.graph.node[0].attribute[0].g
+    w = onnx.numpy_helper.from_array(np.ones(1, dtype=np.float32), "one")  # shadows "one"
+    w.ClearField("raw_data")
+    w.data_location = onnx.TensorProto.EXTERNAL
+    entry = w.external_data.add()
+    entry.key, entry.value = "location", "../outside.bin"
+    then.initializer.append(w)
+    with pytest.raises(FormatError, match="leaves the model's folder"):
+        load(m.save(model, tmp_path / "if.onnx"))

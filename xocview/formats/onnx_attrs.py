@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,15 @@ def tensor_summary(tensor: onnx.TensorProto) -> dict[str, Any]:
 
 def _f32(value: float) -> float:
     """The shortest decimal that is the same float32 (1e-05, not 9.999999747378752e-06)."""
+    return _shortest_f32(value) if value else value  # 0.0 and -0.0 are already shortest
+
+
+@lru_cache(maxsize=4096)
+def _shortest_f32(value: float) -> float:
+    """``_f32`` of a non-zero value; models repeat a few values (epsilons, alphas) many times.
+
+    Zeros stay out: the cache would give -0.0 the answer for 0.0, which compare equal.
+    """
     return float(str(np.float32(value)))
 
 

@@ -9,7 +9,7 @@ node names (``/encoder/layer.0/MatMul``) give derived scope groups.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import onnx
@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from xocview.errors import FormatError
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.onnx_attrs import attribute_value
-from xocview.formats.onnx_types import TypeTable
+from xocview.formats.onnx_types import TypeTable, dtype_name
 from xocview.formats.onnx_weights import external_info, lazy_values, sparse_values
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
@@ -26,7 +26,7 @@ from xocview.model.dotted import (
     expand_dotted_if_possible,
 )
 from xocview.model.schema import schema_attributes
-from xocview.model.scopes import add_scope_groups, scope_of
+from xocview.model.scopes import add_named_scope_groups
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
@@ -39,9 +39,10 @@ EXPANDS_DOTTED_KEYS = True  # metadata_props and custom attribute names go throu
 _FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x28, 0x32, 0x3A, 0x42, 0x72}
 _FIRST_TAGS2 = {b"\xa2\x01", b"\xca\x01", b"\xd2\x01"}
 _MAX_FUNCTION_DEPTH = 16
+_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 Rename = Callable[[str], str]
-_NONE: list[int] = []  # shared empty "omitted" list; never mutated
+_NO_SUBGRAPHS: list[tuple[str, onnx.GraphProto]] = []  # never mutated either
 
 
 def sniff(source: Source) -> str | None:
@@ -110,7 +111,13 @@ def _parse(source: Source) -> onnx.ModelProto:
 
 
 class _Builder:
-    """Walks a ModelProto once, creating tensors by name and nodes with unique ids."""
+    """Walks a ModelProto once, numbering tensors by name and giving nodes unique ids.
+
+    Tensors are numbered while the nodes are read and made in one pass at the end, when every
+    name's kind is known and shape inference has run: ``pos`` numbers names in order of first
+    mention (so its key order is the tensor order), ``kinds`` holds the kinds other than
+    ``activation`` and ``weights`` what initializers bring.
+    """
 
     def __init__(self, source: Source, model: onnx.ModelProto) -> None:
         self.file = source.name
@@ -119,78 +126,96 @@ class _Builder:
         g = model.graph
         stem = source.path.stem
         self.graph = Graph(g.name or stem, g.name or stem, metadata=_graph_metadata(model))
-        self.types = TypeTable(model)
+        self.data = source.data
+        self.has_subgraphs = False  # any graph-valued attribute met: value_info to look into
         self.pos: dict[str, int] = {}
+        self.kinds: dict[int, str] = {}
+        self.weights: dict[int, Tensor] = {}
+        self.subgraph_of: dict[int, str] = {}
         self.node_ids: set[str] = set()
+        # Positions of top-level operators named by scope ("/a/b/Op"), by name prefix ("/a/b").
+        self.scoped: dict[str, list[int]] = {}
         self.functions = {
             (f.domain, f.name, getattr(f, "overload", "")): f for f in model.functions
         }
 
     def build(self) -> Graph:
         g, graph = self.model.graph, self.graph
-        for init in g.initializer:
-            self.weight(
-                init.name,
-                init.dims,
-                init.data_type,
-                lazy_values(init, self.model_dir, self.file),
-                external_info(init),
-                init.doc_string,
-            )
+        self.initializers(g.initializer, _same)
         for sp in g.sparse_initializer:
-            self.weight(sp.values.name, sp.dims, sp.values.data_type, sparse_values(sp), None, "")
-        for vi in g.input:
-            if vi.name not in self.pos:
-                graph.inputs.append(self.tensor(vi.name, "input"))
-        top = self.nodes(g, None, _same, 0)
-        for vi in g.output:
-            t = self.tensor(vi.name)
-            if graph.tensors[t].kind == "activation":
-                graph.tensors[t].kind = "output"
+            self.sparse_weight(sp)
+        for name in [vi.name for vi in g.input]:
+            if name not in self.pos:
+                graph.inputs.append(self.tensor(name, "input"))
+        self.nodes(g, None, _same, 0)
+        for name in [vi.name for vi in g.output]:
+            t = self.tensor(name)
+            self.kinds.setdefault(t, "output")
             graph.outputs.append(t)
-        all_scopes: list[tuple[str, ...] | None] = [None] * len(graph.nodes)
-        for i in top:
-            md = graph.nodes[i].metadata
-            name = md.get("name", "")
-            if "/" in name and "children_ids" not in md:
-                all_scopes[i] = scope_of(name) or None
-        add_scope_groups(graph, all_scopes)
+        types = TypeTable(self.model, self.data, nested=self.has_subgraphs)
+        graph.tensors.extend(self.make_tensors(types))
+        add_named_scope_groups(graph, self.scoped)
         graph.invalidate()
         return graph
 
     # -- tensors -------------------------------------------------------------------------------
 
     def tensor(self, name: str, kind: str = "activation") -> int:
-        t = self.pos.get(name)
+        """The position of ``name``, numbering it (as ``kind``) when it is new."""
+        pos = self.pos
+        t = pos.get(name)
         if t is None:
-            dtype, shape, metadata = self.types.describe(name)
-            t = self.pos[name] = len(self.graph.tensors)
-            self.graph.tensors.append(Tensor(name, kind, shape, dtype, metadata))
+            t = pos[name] = len(pos)
+            if kind != "activation":
+                self.kinds[t] = kind
         return t
 
-    def weight(
-        self,
-        name: str,
-        dims: Any,
-        data_type: int,
-        data: Any,
-        external: dict[str, str] | None,
-        doc: str,
-    ) -> None:
-        dtype = self.types.dtype_name(data_type)
-        metadata: dict[str, Any] = {}
-        if external:
-            metadata["external_data"] = {
-                k: int(v) if k in ("offset", "length") else v for k, v in external.items()
-            }
-        if doc:
-            metadata["doc_string"] = doc
-        if name in self.pos:  # a subgraph initializer shadowing nothing we know: keep first
-            return
-        self.pos[name] = len(self.graph.tensors)
-        self.graph.tensors.append(
-            Tensor(name, "weight", [int(d) for d in dims], dtype, metadata, data)
-        )
+    def initializers(self, inits: Iterable[onnx.TensorProto], rename: Rename) -> None:
+        """Weights; a name already known (a subgraph's shadowing one) keeps the first.
+
+        Raises FormatError for an unsafe external location, even on a shadowing initializer.
+        """
+        pos, kinds, weights = self.pos, self.kinds, self.weights
+        for init in inits:
+            name = init.name if rename is _same else rename(init.name)
+            external = external_info(init)
+            data = lazy_values(init, self.model_dir, self.file, external)
+            if name in pos:
+                continue
+            metadata: dict[str, Any] = {}
+            if external:
+                metadata["external_data"] = {
+                    k: int(v) if k in ("offset", "length") else v for k, v in external.items()
+                }
+            doc = init.doc_string
+            if doc:
+                metadata["doc_string"] = doc
+            t = pos[name] = len(pos)
+            kinds[t] = "weight"
+            dtype = dtype_name(init.data_type)
+            weights[t] = Tensor(name, "weight", init.dims[:], dtype, metadata, data)
+
+    def sparse_weight(self, sp: onnx.SparseTensorProto) -> None:
+        values = sp.values
+        name = values.name
+        if name not in self.pos:
+            t = self.tensor(name, "weight")
+            dtype = dtype_name(values.data_type)
+            self.weights[t] = Tensor(name, "weight", sp.dims[:], dtype, {}, sparse_values(sp))
+
+    def make_tensors(self, types: TypeTable) -> list[Tensor]:
+        """Every tensor, in the order of first mention, typed by value_info and inference."""
+        describe, kinds, weights = types.describe, self.kinds, self.weights
+        tensors: list[Tensor] = []
+        for t, name in enumerate(self.pos):
+            w = weights.get(t)
+            if w is None:
+                dtype, shape, metadata = describe(name)
+                w = Tensor(name, kinds.get(t, "activation"), shape, dtype, metadata)
+            tensors.append(w)
+        for t, nid in self.subgraph_of.items():
+            tensors[t].metadata.setdefault("subgraph_of", nid)
+        return tensors
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -216,98 +241,123 @@ class _Builder:
     ) -> list[int]:
         """Add the nodes of ``g``; returns the positions of those directly under ``parent``."""
         made: list[int] = []
-        functions = self.functions
+        inputs: list[int]
+        outputs: list[int]
+        functions = self.functions if depth < _MAX_FUNCTION_DEPTH else {}
+        ids, nodes, pos, get = self.node_ids, self.graph.nodes, self.pos, self.pos.get
+        plain = rename is _same and parent is None
         for k, proto in enumerate(g.node):
             op, domain, name = proto.op_type, proto.domain, proto.name
-            base = id_prefix + (name or f"{op}_{k}")
-            if (
-                functions
-                and depth < _MAX_FUNCTION_DEPTH
-                and (domain, op, getattr(proto, "overload", "")) in functions
-            ):
-                made.append(self.call(proto, base, parent, rename, depth))
+            nid = id_prefix + (name or f"{op}_{k}")
+            if functions and (domain, op, getattr(proto, "overload", "")) in functions:
+                made.append(self.call(proto, nid, parent, rename, depth))
+                continue
+            if nid in ids:
+                nid = self.unique_id(nid)
             else:
-                made.append(
-                    self.leaf(proto, op, domain, name, base, parent, rename, depth, call_attrs)
-                )
+                ids.add(nid)
+            made.append(len(nodes))
+            ins, outs = proto.input[:], proto.output[:]
+            metadata: dict[str, Any] = {"name": name} if name else {}
+            if domain:
+                metadata["domain"] = domain
+            if proto.doc_string or getattr(proto, "metadata_props", None):
+                _more_metadata(proto, metadata)
+            if not plain or "" in ins or "" in outs:
+                self.leaf(proto, nid, ins, outs, metadata, parent, rename, depth, call_attrs)
+                continue
+            # The common case, kept tight: top level, nothing renamed or omitted.
+            inputs = []
+            for n in ins:
+                t = get(n)
+                if t is None:
+                    t = pos[n] = len(pos)
+                inputs.append(t)
+            outputs = []
+            for n in outs:
+                t = get(n)
+                if t is None:
+                    t = pos[n] = len(pos)
+                outputs.append(t)
+            attributes: dict[str, Any] = {}
+            subgraphs = _NO_SUBGRAPHS
+            if proto.attribute:
+                attributes, subgraphs = self.attributes(proto, op, domain, metadata, None)
+            if "/" in name and not subgraphs:
+                self.scoped.setdefault(name.rpartition("/")[0], []).append(len(nodes))
+            nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
+            if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
+                metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, None)
         return made
 
-    def io(self, names: Any, rename: Rename) -> tuple[list[int], list[int]]:
+    def io(self, names: list[str], rename: Rename) -> tuple[list[int], list[int]]:
         """Tensor positions of non-empty names, and the positions of omitted optional ones."""
-        pos = self.pos
-        if rename is _same and all(names):  # the common case, kept tight
-            get = pos.get
-            found = [get(name) for name in names]
-            if None not in found:
-                return found, _NONE  # type: ignore[return-value]
-            made = [self.tensor(n) if t is None else t for n, t in zip(names, found, strict=True)]
-            return made, _NONE
         refs: list[int] = []
         omitted: list[int] = []
         for k, name in enumerate(names):
-            if not name:
+            if name:
+                refs.append(self.tensor(rename(name)))
+            else:
                 omitted.append(k)
-                continue
-            name = rename(name)
-            t = pos.get(name)
-            refs.append(t if t is not None else self.tensor(name))
         return refs, omitted
 
     def leaf(
         self,
         proto: onnx.NodeProto,
-        op: str,
-        domain: str,
-        name: str,
-        base: str,
+        nid: str,
+        ins: list[str],
+        outs: list[str],
+        metadata: dict[str, Any],
         parent: str | None,
         rename: Rename,
         depth: int,
         call_attrs: dict[str, onnx.AttributeProto] | None,
-    ) -> int:
-        nid = self.unique_id(base)
-        inputs, omitted_in = self.io(proto.input, rename)
-        outputs, omitted_out = self.io(proto.output, rename)
+    ) -> None:
+        """Add an operator node: its tensors, attributes and (If, Loop, Scan) bodies."""
+        inputs, omitted_in = self.io(ins, rename)
+        outputs, omitted_out = self.io(outs, rename)
+        op = proto.op_type
         attributes: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        subgraphs: list[tuple[str, onnx.GraphProto]] = []
-        if len(proto.attribute):
-            attributes, extra, subgraphs = self.attributes(proto, op, domain, call_attrs)
-        metadata = _node_metadata(proto, name, domain)
-        if extra:
-            metadata["attributes"] = expand_dotted_if_possible(extra)
+        subgraphs = _NO_SUBGRAPHS
+        if proto.attribute:
+            domain = metadata.get("domain", "")
+            attributes, subgraphs = self.attributes(proto, op, domain, metadata, call_attrs)
         if omitted_in:
             metadata["omitted_inputs"] = omitted_in
         if omitted_out:
             metadata["omitted_outputs"] = omitted_out
         if parent is not None:
             metadata["parent_id"] = parent
+        elif not subgraphs and "/" in metadata.get("name", ""):
+            prefix = metadata["name"].rpartition("/")[0]
+            self.scoped.setdefault(prefix, []).append(len(self.graph.nodes))
+        self.graph.nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
+        if subgraphs:  # the bodies' nodes become this node's children
+            metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, call_attrs)
+
+    def bodies(
+        self,
+        nid: str,
+        subgraphs: list[tuple[str, onnx.GraphProto]],
+        rename: Rename,
+        depth: int,
+        call_attrs: dict[str, onnx.AttributeProto] | None,
+    ) -> list[str]:
+        """Add the nodes of an If/Loop/Scan node's bodies; returns their ids."""
+        children: list[str] = []
         nodes = self.graph.nodes
-        pos = len(nodes)
-        nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
-        if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
-            children: list[str] = []
-            for attr_name, sub in subgraphs:
-                for vi in sub.input:
-                    t = self.tensor(rename(vi.name), "input")
-                    self.graph.tensors[t].metadata.setdefault("subgraph_of", nid)
-                for init in sub.initializer:
-                    self.weight(
-                        rename(init.name),
-                        init.dims,
-                        init.data_type,
-                        lazy_values(init, self.model_dir, self.file),
-                        external_info(init),
-                        init.doc_string,
-                    )
-                made = self.nodes(sub, nid, rename, depth, call_attrs)
-                for i in made:
-                    self.graph.nodes[i].metadata["subgraph"] = attr_name
-                children.extend(self.graph.nodes[i].id for i in made)
-                for out in sub.output:
-                    self.tensor(rename(out.name))
-            metadata["children_ids"] = children
-        return pos
+        for attr_name, sub in subgraphs:
+            for vi in sub.input:
+                t = self.tensor(rename(vi.name), "input")
+                self.subgraph_of.setdefault(t, nid)
+            self.initializers(sub.initializer, rename)
+            made = self.nodes(sub, nid, rename, depth, call_attrs)
+            for i in made:
+                nodes[i].metadata["subgraph"] = attr_name
+            children.extend(nodes[i].id for i in made)
+            for out in sub.output:
+                self.tensor(rename(out.name))
+        return children
 
     def call(
         self, proto: onnx.NodeProto, base: str, parent: str | None, rename: Rename, depth: int
@@ -329,6 +379,8 @@ class _Builder:
 
         defaults = {a.name: a for a in fn.attribute_proto}
         given = {a.name: a for a in proto.attribute}
+        if any(a.type in _GRAPH_TYPES for a in given.values()):
+            self.has_subgraphs = True
         metadata = _node_metadata(proto, proto.name, proto.domain)
         metadata["function"] = {"domain": fn.domain, "name": fn.name}
         attrs = {a.name: attribute_value(a) for a in proto.attribute}
@@ -351,36 +403,45 @@ class _Builder:
         proto: onnx.NodeProto,
         op: str,
         domain: str,
+        metadata: dict[str, Any],
         call_attrs: dict[str, onnx.AttributeProto] | None,
-    ) -> tuple[dict[str, Any], dict[str, Any], list[tuple[str, onnx.GraphProto]]]:
-        """Schema attributes, the rest, and graph-valued attributes (subgraphs)."""
+    ) -> tuple[dict[str, Any], list[tuple[str, onnx.GraphProto]]]:
+        """Schema attributes and graph-valued ones (subgraphs); the rest go to ``metadata``."""
         allowed = schema_attributes(op) if domain in ("", "ai.onnx") else None
         schema: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         subgraphs: list[tuple[str, onnx.GraphProto]] = []
         for attr in proto.attribute:
-            if attr.ref_attr_name:
-                if call_attrs is None or attr.ref_attr_name not in call_attrs:
+            kind = attr.type
+            if kind in _GRAPH_TYPES:
+                self.has_subgraphs = True
+            ref_name = attr.ref_attr_name
+            if ref_name:
+                if call_attrs is None or ref_name not in call_attrs:
                     continue  # an optional attribute the call did not set
-                ref = call_attrs[attr.ref_attr_name]
+                ref = call_attrs[ref_name]
                 attr = onnx.AttributeProto()
                 attr.CopyFrom(ref)
                 attr.name = attr.name or ref.name
-            if attr.type == onnx.AttributeProto.GRAPH:
-                subgraphs.append((attr.name, attr.g))
-                value: Any = {"graph": attr.g.name or attr.name}
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                subgraphs.extend((f"{attr.name}[{i}]", sg) for i, sg in enumerate(attr.graphs))
-                value = [
-                    {"graph": sg.name or f"{attr.name}[{i}]"} for i, sg in enumerate(attr.graphs)
-                ]
+                kind = attr.type
+            name = attr.name
+            if kind == onnx.AttributeProto.GRAPH:
+                sub = attr.g
+                subgraphs.append((name, sub))
+                value: Any = {"graph": sub.name or name}
+            elif kind == onnx.AttributeProto.GRAPHS:
+                graphs = list(attr.graphs)
+                subgraphs.extend((f"{name}[{i}]", sg) for i, sg in enumerate(graphs))
+                value = [{"graph": sg.name or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
             else:
                 value = attribute_value(attr)
-            if allowed is not None and attr.name in allowed:
-                schema[attr.name] = value
+            if allowed is not None and name in allowed:
+                schema[name] = value
             else:
-                extra[attr.name] = value
-        return schema, extra, subgraphs
+                extra[name] = value
+        if extra:
+            metadata["attributes"] = expand_dotted_if_possible(extra)
+        return schema, subgraphs
 
 
 def _same(name: str) -> str:
@@ -388,17 +449,20 @@ def _same(name: str) -> str:
 
 
 def _node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
-    metadata: dict[str, Any] = {}
-    if name:
-        metadata["name"] = name
+    metadata: dict[str, Any] = {"name": name} if name else {}
     if domain:
         metadata["domain"] = domain
+    _more_metadata(proto, metadata)
+    return metadata
+
+
+def _more_metadata(proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
+    """Add a node's doc string and metadata_props to ``metadata``."""
     if proto.doc_string:
         metadata["doc_string"] = proto.doc_string
     props = getattr(proto, "metadata_props", ())
     if props:
         metadata["metadata_props"] = expand_dotted_if_possible({p.key: p.value for p in props})
-    return metadata
 
 
 def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:

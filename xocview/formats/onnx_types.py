@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import onnx
 
 from xocview.model.dtypes import dtype_by_onnx_code
 
-__all__ = ["TypeTable"]
+__all__ = ["TypeTable", "dtype_name"]
 
-_Decoded = tuple[str, tuple[int, ...], tuple["str | None", ...], tuple[tuple[str, Any], ...]]
+_Decoded = tuple[str, tuple[int, ...], "tuple[str | None, ...] | None", tuple[tuple[str, Any], ...]]
 
 # Initializers up to this many elements stay in the copy given to shape inference, since
 # Reshape, Slice, Expand and friends need their values to infer shapes; larger ones are
@@ -23,76 +24,94 @@ _COPY_ABOVE_BYTES = 64 << 20
 
 
 class TypeTable:
-    """TypeProto of every named value of a model (including subgraphs), inferred where missing.
+    """The type of every named value of a model (including subgraphs), inferred where missing.
 
-    A failing inference (custom domains, broken models) leaves the missing types unknown and
-    never stops the load.
+    Types are kept as serialized TypeProto bytes: many values share one type, the bytes are a
+    cheap key for decoding each distinct type once, and upb hands out a new wrapper object on
+    every field access, so holding messages would save nothing. A failing inference (custom
+    domains, broken models) leaves the missing types unknown and never stops the load.
     """
 
-    def __init__(self, model: onnx.ModelProto) -> None:
-        self.types: dict[str, onnx.TypeProto] = {}
+    def __init__(
+        self, model: onnx.ModelProto, data: bytes | None = None, nested: bool | None = None
+    ) -> None:
+        """``data`` is the serialized ``model`` when at hand, which spares inference a copy;
+        ``nested`` says whether the graph's nodes have graph-valued attributes (subgraphs), when
+        the caller knows, which spares looking at every node. A wrong False misses subgraph
+        types."""
+        self.keys: dict[str, bytes] = {}
         self._described: dict[bytes, _Decoded] = {}
-        nested = _collect(model.graph, self.types)
+        if nested is None:
+            nested = _collect(model.graph, self.keys)
+        else:
+            _collect(model.graph, self.keys, nested)
         if not self._complete(model.graph):
-            for name, tp in _inferred(model, nested).items():
-                self.types.setdefault(name, tp)
+            _inferred(model, nested, self.keys, data)
 
     def _complete(self, g: onnx.GraphProto) -> bool:
         if len(g.node) and not len(g.value_info):
             return False  # exporters that store no value_info: no need to look further
-        known = self.types
+        known = self.keys
         return all(not out or out in known for node in g.node for out in node.output)
 
-    def dtype_name(self, code: int) -> str:
-        dt = dtype_by_onnx_code(code)
-        return dt.name if dt else "undefined"
-
     def describe(self, name: str) -> tuple[str, list[int], dict[str, Any]]:
-        """dtype, shape (-1 for unknown dims) and metadata (symbols, unknown rank, kind).
-
-        Many values share one type, so each distinct TypeProto is decoded once.
-        """
-        tp = self.types.get(name)
-        key = tp.SerializeToString() if tp is not None else b""
+        """dtype, shape (-1 for unknown dims) and metadata (symbols, unknown rank, kind)."""
+        key = self.keys.get(name, b"")
         known = self._described.get(key)
         if known is None:
-            known = self._described[key] = self._decode(tp)
+            known = self._described[key] = self._decode(onnx.TypeProto.FromString(key))
         dtype, shape, symbols, notes = known
-        metadata: dict[str, Any] = dict(notes)
-        if any(symbols):
+        metadata: dict[str, Any] = dict(notes) if notes else {}
+        if symbols:
             metadata["shape_symbols"] = list(symbols)
         return dtype, list(shape), metadata
 
-    def _decode(self, tp: onnx.TypeProto | None) -> _Decoded:
-        """dtype, shape, dim symbols and metadata items of one TypeProto."""
-        which = tp.WhichOneof("value") if tp is not None else None
-        if tp is None or which not in ("tensor_type", "sparse_tensor_type"):
+    def _decode(self, tp: onnx.TypeProto) -> _Decoded:
+        """dtype, shape, dim symbols (None when there are none) and metadata of one type.
+
+        A value without a type and a type with nothing set (both the empty key) read alike.
+        """
+        which = tp.WhichOneof("value")
+        if which not in ("tensor_type", "sparse_tensor_type"):
             notes: tuple[tuple[str, Any], ...] = (("rank_unknown", True),)
             if which is not None:
                 notes = (("type", which.removesuffix("_type")), *notes)
-            return "undefined", (), (), notes
+            return "undefined", (), None, notes
         tt = getattr(tp, which)
-        dtype = self.dtype_name(tt.elem_type)
+        dtype = dtype_name(tt.elem_type)
         notes = (("sparse", True),) if which == "sparse_tensor_type" else ()
         if not tt.HasField("shape"):
-            return dtype, (), (), (*notes, ("rank_unknown", True))
+            return dtype, (), None, (*notes, ("rank_unknown", True))
         dims = list(tt.shape.dim)
         shape = tuple(int(d.dim_value) if d.HasField("dim_value") else -1 for d in dims)
         symbols = tuple(None if d.HasField("dim_value") else (d.dim_param or None) for d in dims)
-        return dtype, shape, symbols, notes
+        return dtype, shape, symbols if any(symbols) else None, notes
 
 
-def _collect(g: onnx.GraphProto, out: dict[str, onnx.TypeProto], nested: bool = True) -> bool:
-    """Add the typed values of ``g`` (and of its subgraphs when ``nested``) to ``out``.
+@lru_cache(maxsize=64)
+def dtype_name(code: int) -> str:
+    """The name of an ONNX element type number; ``undefined`` for an unknown one."""
+    dt = dtype_by_onnx_code(code)
+    return dt.name if dt else "undefined"
+
+
+def _collect(g: onnx.GraphProto, out: dict[str, bytes], nested: bool = True) -> bool:
+    """Add the typed values of ``g`` (and of its subgraphs when ``nested``) not yet in ``out``.
 
     Returns whether ``g`` has subgraphs, so that a second pass can skip looking for them.
     """
-    for vi in (*g.input, *g.output, *g.value_info):
-        if vi.HasField("type"):
-            out.setdefault(vi.name, vi.type)
+    for values in (g.input, g.output, g.value_info):
+        for vi in values:
+            name = vi.name
+            if name not in out:
+                key = vi.type.SerializeToString()
+                if key or vi.HasField("type"):  # an empty key: unset, or set to nothing
+                    out[name] = key
     found = False
     if nested:
         for node in g.node:
+            if not node.attribute:
+                continue
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.GRAPH:
                     _collect(attr.g, out)
@@ -104,18 +123,25 @@ def _collect(g: onnx.GraphProto, out: dict[str, onnx.TypeProto], nested: bool = 
     return found
 
 
-def _inferred(model: onnx.ModelProto, nested: bool) -> dict[str, onnx.TypeProto]:
-    """Types found by ONNX shape inference, on a copy of the model without its large weights
-    when the weights are large enough for the copy to pay."""
-    inline = sum(init.ByteSize() for init in model.graph.initializer)
-    m = model if inline < _COPY_ABOVE_BYTES else _weightless_copy(model)
+def _inferred(
+    model: onnx.ModelProto, nested: bool, out: dict[str, bytes], data: bytes | None
+) -> None:
+    """Add the types found by ONNX shape inference to ``out`` (known ones stay).
+
+    Inference runs on a copy of the model without its large weights when the weights are large
+    enough for the copy to pay, else on the model's own bytes (``data``, when given, spares
+    serializing the model once more).
+    """
+    m: onnx.ModelProto | bytes = model if data is None else data
+    if (data is None or len(data) >= _COPY_ABOVE_BYTES) and sum(
+        init.ByteSize() for init in model.graph.initializer
+    ) >= _COPY_ABOVE_BYTES:  # a file smaller than the limit holds fewer inline weights
+        m = _weightless_copy(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
     except Exception:  # custom domains, invalid models: keep what value_info gave
-        return {}
-    out: dict[str, onnx.TypeProto] = {}
+        return
     _collect(inferred.graph, out, nested)
-    return out
 
 
 def _weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -7,6 +7,7 @@ after resolving symlinks) so that a hostile model cannot make xocview read other
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
@@ -43,15 +44,16 @@ def external_info(init: onnx.TensorProto) -> dict[str, str] | None:
     return {entry.key: entry.value for entry in init.external_data}
 
 
-def lazy_values(init: onnx.TensorProto, model_dir: Path, file: str) -> Callable[[], np.ndarray]:
-    """A zero-argument reader of the initializer's values.
+def lazy_values(
+    init: onnx.TensorProto, model_dir: Path, file: str, info: dict[str, str] | None
+) -> Callable[[], np.ndarray]:
+    """A zero-argument reader of the initializer's values; ``info`` is its external_info().
 
     Raises FormatError now (not on first use) when an external location is absolute or leaves
     the model's folder; a missing or short data file raises FormatError on first use.
     """
-    info = external_info(init)
     if info is None:
-        return lambda: numpy_helper.to_array(init)
+        return partial(numpy_helper.to_array, init)
     place = f"initializer '{init.name}'"
     location = info.get("location", "")
     path = _safe_location(location, model_dir, file, place)

@@ -7,12 +7,12 @@ marked ``derived: "scope"`` in metadata so that nobody mistakes them for source 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from xocview.model.graph import Graph, Node
 
-__all__ = ["add_scope_groups", "scope_of"]
+__all__ = ["add_named_scope_groups", "add_scope_groups", "scope_of"]
 
 
 def scope_of(name: str, separator: str = "/") -> tuple[str, ...]:
@@ -33,65 +33,127 @@ def add_scope_groups(
     ``scopes[i]`` is node i's scope path (None for nodes that already have a parent or should
     stay where they are). A scope with a single member is skipped, its member going to the
     next scope up, so that long single-child chains do not nest boxes in boxes. Returns the
-    number of groups added.
+    number of groups added. Raises ValueError when ``scopes`` and the nodes differ in length.
     """
-    members: dict[tuple[str, ...], list[str]] = {}
-    for node, scope in zip(graph.nodes, scopes, strict=True):
-        if scope:
-            members.setdefault(scope, []).append(node.id)
-    # Count every scope's direct members: nodes plus child scopes.
-    all_scopes: set[tuple[str, ...]] = set()
-    for scope in members:
-        for k in range(1, len(scope) + 1):
-            all_scopes.add(scope[:k])
-    sub: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
-    for scope in all_scopes:
-        if len(scope) > 1:
-            sub.setdefault(scope[:-1], set()).add(scope)
+    if len(scopes) != len(graph.nodes):
+        raise ValueError(f"{len(scopes)} scopes for {len(graph.nodes)} nodes")
+    return _add_groups(graph, _members(scopes), separator)
 
-    def size(scope: tuple[str, ...]) -> int:
-        return len(members.get(scope, ())) + len(sub.get(scope, ()))
 
-    kept = {s for s in all_scopes if size(s) > 1}
+def add_named_scope_groups(
+    graph: Graph, by_prefix: Mapping[str, list[int]], separator: str = "/"
+) -> int:
+    """``add_scope_groups`` for nodes grouped by the part of their names before the last
+    separator (``"/a/b"`` for ``"/a/b/MatMul"``), each group's positions in node order.
+
+    Each of these nodes goes to the scope of its name (``scope_of``). Loaders can group names
+    as they read them, which spares building a scope path per node.
+    """
+    members: dict[tuple[str, ...], list[int]] = {}
+    merged: set[tuple[str, ...]] = set()  # scopes spelled several ways ("/a/b", "a//b")
+    for prefix, positions in by_prefix.items():
+        scope = _scope_of(prefix, separator)
+        if not scope:
+            continue
+        if scope in members:
+            members[scope] = members[scope] + positions
+            merged.add(scope)
+        else:
+            members[scope] = positions
+    for scope in merged:
+        members[scope].sort()  # node order
+    return _add_groups(graph, members, separator)
+
+
+def _add_groups(graph: Graph, members: dict[tuple[str, ...], list[int]], separator: str) -> int:
+    """The groups for ``members``: each scope's node positions, in node order.
+
+    Works per scope rather than per node: nodes of one scope are taken together.
+    """
+    nodes = graph.nodes
+    size = _sizes(members)
+    ordered = sorted(size)  # a scope comes before the scopes inside it
+    home: dict[tuple[str, ...], tuple[str, ...] | None] = {}  # innermost kept scope at or above
+    kept: list[tuple[str, ...]] = []
+    for scope in ordered:
+        if size[scope] > 1:
+            home[scope] = scope
+            kept.append(scope)
+        else:
+            home[scope] = home[scope[:-1]] if len(scope) > 1 else None
     if not kept:
         return 0
-    taken = {nd.id for nd in graph.nodes}
+    group_id = _group_ids(kept, {nd.id for nd in nodes}, separator)
+    held: dict[tuple[str, ...], list[int]] = {}  # positions of each group's nodes
+    merged: set[tuple[str, ...]] = set()  # groups also holding single-member scopes' nodes
+    for scope, positions in members.items():
+        target = home[scope]
+        if target is None:
+            continue
+        if target in held:
+            held[target] = held[target] + positions
+            merged.add(target)
+        else:
+            held[target] = positions
+    for target in merged:
+        held[target].sort()  # node order
+    children: dict[tuple[str, ...], list[str]] = {}
+    for scope in kept:
+        gid = group_id[scope]
+        ids: list[str] = []
+        for i in held.get(scope, ()):
+            node = nodes[i]
+            node.metadata["parent_id"] = gid
+            ids.append(node.id)
+        children[scope] = ids
+    groups: list[Node] = []
+    for scope in kept:
+        gid = group_id[scope]
+        metadata: dict[str, object] = {"name": scope[-1], "scope": gid, "derived": "scope"}
+        parent = home[scope[:-1]] if len(scope) > 1 else None
+        if parent is not None:
+            metadata["parent_id"] = group_id[parent]
+            children[parent].append(gid)
+        metadata["children_ids"] = children[scope]
+        groups.append(Node(gid, "Scope", [], [], {}, metadata))
+    nodes.extend(groups)
+    graph.invalidate()
+    return len(groups)
+
+
+def _members(scopes: Sequence[tuple[str, ...] | None]) -> dict[tuple[str, ...], list[int]]:
+    """The positions of each scope's nodes, in node order."""
+    members: dict[tuple[str, ...], list[int]] = {}
+    for i, scope in enumerate(scopes):
+        if scope:
+            if scope in members:
+                members[scope].append(i)
+            else:
+                members[scope] = [i]
+    return members
+
+
+def _sizes(members: dict[tuple[str, ...], list[int]]) -> dict[tuple[str, ...], int]:
+    """Every scope and its enclosing ones, with its count of direct members (nodes and scopes)."""
+    size = {scope: len(positions) for scope, positions in members.items()}
+    counted: set[tuple[str, ...]] = set()  # scopes already counted in their parent
+    for scope in members:
+        while len(scope) > 1 and scope not in counted:
+            counted.add(scope)
+            scope = scope[:-1]
+            size[scope] = size.get(scope, 0) + 1
+    return size
+
+
+def _group_ids(
+    kept: list[tuple[str, ...]], taken: set[str], separator: str
+) -> dict[tuple[str, ...], str]:
+    """An id per group: the scope path, made unique against node ids and earlier groups."""
     group_id: dict[tuple[str, ...], str] = {}
-    for scope in sorted(kept):
+    for scope in kept:
         gid = separator + separator.join(scope)
         while gid in taken:
             gid += "#scope"
         taken.add(gid)
         group_id[scope] = gid
-
-    def home(scope: tuple[str, ...]) -> tuple[str, ...] | None:
-        """The innermost kept scope at or above ``scope``."""
-        for k in range(len(scope), 0, -1):
-            if scope[:k] in kept:
-                return scope[:k]
-        return None
-
-    children: dict[tuple[str, ...], list[str]] = {s: [] for s in kept}
-    home_of = {scope: home(scope) for scope in members}
-    for node, scope in zip(graph.nodes, scopes, strict=True):
-        target = home_of[scope] if scope else None
-        if target is not None:
-            node.metadata["parent_id"] = group_id[target]
-            children[target].append(node.id)
-    groups: list[tuple[tuple[str, ...], Node]] = []
-    for scope in sorted(kept):
-        parent = home(scope[:-1])
-        metadata: dict[str, object] = {
-            "name": scope[-1],
-            "scope": group_id[scope],
-            "derived": "scope",
-        }
-        if parent is not None:
-            metadata["parent_id"] = group_id[parent]
-            children[parent].append(group_id[scope])
-        groups.append((scope, Node(group_id[scope], "Scope", [], [], {}, metadata)))
-    for scope, group in groups:
-        group.metadata["children_ids"] = children[scope]
-    graph.nodes.extend(group for _, group in groups)
-    graph.invalidate()
-    return len(groups)
+    return group_id
