@@ -9,15 +9,18 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.dtypes import dtype_by_onnx_code
+from xocview.model.schema import schema_attributes
 
-__all__ = ["MAX_TENSOR_VALUES", "attribute_value", "tensor_summary"]
+__all__ = ["GRAPH_TYPES", "MAX_TENSOR_VALUES", "attribute_value", "node_attributes", "tensor_summary"]
 
 # A tensor attribute (Constant's value, ConstantOfShape's value) keeps its values in the model
 # up to this many elements; larger ones keep dtype and shape only, so files stay readable.
 MAX_TENSOR_VALUES = 65536
 
 _A = onnx.AttributeProto
+GRAPH_TYPES = (_A.GRAPH, _A.GRAPHS)
 
 
 def attribute_value(attr: onnx.AttributeProto) -> Any:
@@ -88,3 +91,53 @@ def _shortest_f32(value: float) -> float:
 
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
+
+
+def node_attributes(
+    proto: onnx.NodeProto,
+    op: str,
+    domain: str,
+    metadata: dict[str, Any],
+    call_attrs: dict[str, onnx.AttributeProto] | None,
+) -> tuple[dict[str, Any], list[tuple[str, onnx.GraphProto]], bool]:
+    """Schema attributes and graph-valued ones (subgraphs); the rest go to ``metadata``.
+
+    The flag tells whether the node has any graph-valued attribute (its bodies' value_info
+    must then be read too). ``call_attrs`` resolve a function body's attribute references.
+    """
+    allowed = schema_attributes(op) if domain in ("", "ai.onnx") else None
+    schema: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    subgraphs: list[tuple[str, onnx.GraphProto]] = []
+    has_graphs = False
+    for attr in proto.attribute:
+        kind = attr.type
+        if kind in GRAPH_TYPES:
+            has_graphs = True
+        ref_name = attr.ref_attr_name
+        if ref_name:
+            if call_attrs is None or ref_name not in call_attrs:
+                continue  # an optional attribute the call did not set
+            ref = call_attrs[ref_name]
+            attr = onnx.AttributeProto()
+            attr.CopyFrom(ref)
+            attr.name = attr.name or ref.name
+            kind = attr.type
+        name = attr.name
+        if kind == onnx.AttributeProto.GRAPH:
+            sub = attr.g
+            subgraphs.append((name, sub))
+            value: Any = {"graph": sub.name or name}
+        elif kind == onnx.AttributeProto.GRAPHS:
+            graphs = list(attr.graphs)
+            subgraphs.extend((f"{name}[{i}]", sg) for i, sg in enumerate(graphs))
+            value = [{"graph": sg.name or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
+        else:
+            value = attribute_value(attr)
+        if allowed is not None and name in allowed:
+            schema[name] = value
+        else:
+            extra[name] = value
+    if extra:
+        metadata["attributes"] = expand_dotted_if_possible(extra)
+    return schema, subgraphs, has_graphs

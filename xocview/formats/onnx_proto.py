@@ -17,7 +17,8 @@ from google.protobuf.message import DecodeError
 
 from xocview.errors import FormatError
 from xocview.formats.gc_pause import gc_paused
-from xocview.formats.onnx_attrs import attribute_value
+from xocview.formats.onnx_attrs import GRAPH_TYPES, attribute_value, node_attributes
+from xocview.formats.onnx_meta import graph_metadata, more_metadata, node_metadata
 from xocview.formats.onnx_types import TypeTable, dtype_name
 from xocview.formats.onnx_weights import external_info, lazy_values, sparse_values
 from xocview.formats.source import Source
@@ -25,7 +26,6 @@ from xocview.model import Graph, Node, Tensor
 from xocview.model.dotted import (
     expand_dotted_if_possible,
 )
-from xocview.model.schema import schema_attributes
 from xocview.model.scopes import add_named_scope_groups
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
@@ -39,7 +39,6 @@ EXPANDS_DOTTED_KEYS = True  # metadata_props and custom attribute names go throu
 _FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x28, 0x32, 0x3A, 0x42, 0x72}
 _FIRST_TAGS2 = {b"\xa2\x01", b"\xca\x01", b"\xd2\x01"}
 _MAX_FUNCTION_DEPTH = 16
-_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 Rename = Callable[[str], str]
 _NO_SUBGRAPHS: list[tuple[str, onnx.GraphProto]] = []  # never mutated either
@@ -125,7 +124,7 @@ class _Builder:
         self.model = model
         g = model.graph
         stem = source.path.stem
-        self.graph = Graph(g.name or stem, g.name or stem, metadata=_graph_metadata(model))
+        self.graph = Graph(g.name or stem, g.name or stem, metadata=graph_metadata(model))
         self.data = source.data
         self.has_subgraphs = False  # any graph-valued attribute met: value_info to look into
         self.pos: dict[str, int] = {}
@@ -262,7 +261,7 @@ class _Builder:
             if domain:
                 metadata["domain"] = domain
             if proto.doc_string or getattr(proto, "metadata_props", None):
-                _more_metadata(proto, metadata)
+                more_metadata(proto, metadata)
             if not plain or "" in ins or "" in outs:
                 self.leaf(proto, nid, ins, outs, metadata, parent, rename, depth, call_attrs)
                 continue
@@ -282,7 +281,8 @@ class _Builder:
             attributes: dict[str, Any] = {}
             subgraphs = _NO_SUBGRAPHS
             if proto.attribute:
-                attributes, subgraphs = self.attributes(proto, op, domain, metadata, None)
+                attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, None)
+                self.has_subgraphs |= graphs
             if "/" in name and not subgraphs:
                 self.scoped.setdefault(name.rpartition("/")[0], []).append(len(nodes))
             nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
@@ -321,7 +321,8 @@ class _Builder:
         subgraphs = _NO_SUBGRAPHS
         if proto.attribute:
             domain = metadata.get("domain", "")
-            attributes, subgraphs = self.attributes(proto, op, domain, metadata, call_attrs)
+            attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, call_attrs)
+            self.has_subgraphs |= graphs
         if omitted_in:
             metadata["omitted_inputs"] = omitted_in
         if omitted_out:
@@ -379,9 +380,9 @@ class _Builder:
 
         defaults = {a.name: a for a in fn.attribute_proto}
         given = {a.name: a for a in proto.attribute}
-        if any(a.type in _GRAPH_TYPES for a in given.values()):
+        if any(a.type in GRAPH_TYPES for a in given.values()):
             self.has_subgraphs = True
-        metadata = _node_metadata(proto, proto.name, proto.domain)
+        metadata = node_metadata(proto, proto.name, proto.domain)
         metadata["function"] = {"domain": fn.domain, "name": fn.name}
         attrs = {a.name: attribute_value(a) for a in proto.attribute}
         if attrs:
@@ -398,92 +399,6 @@ class _Builder:
         metadata["children_ids"] = [self.graph.nodes[i].id for i in made]
         return pos
 
-    def attributes(
-        self,
-        proto: onnx.NodeProto,
-        op: str,
-        domain: str,
-        metadata: dict[str, Any],
-        call_attrs: dict[str, onnx.AttributeProto] | None,
-    ) -> tuple[dict[str, Any], list[tuple[str, onnx.GraphProto]]]:
-        """Schema attributes and graph-valued ones (subgraphs); the rest go to ``metadata``."""
-        allowed = schema_attributes(op) if domain in ("", "ai.onnx") else None
-        schema: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        subgraphs: list[tuple[str, onnx.GraphProto]] = []
-        for attr in proto.attribute:
-            kind = attr.type
-            if kind in _GRAPH_TYPES:
-                self.has_subgraphs = True
-            ref_name = attr.ref_attr_name
-            if ref_name:
-                if call_attrs is None or ref_name not in call_attrs:
-                    continue  # an optional attribute the call did not set
-                ref = call_attrs[ref_name]
-                attr = onnx.AttributeProto()
-                attr.CopyFrom(ref)
-                attr.name = attr.name or ref.name
-                kind = attr.type
-            name = attr.name
-            if kind == onnx.AttributeProto.GRAPH:
-                sub = attr.g
-                subgraphs.append((name, sub))
-                value: Any = {"graph": sub.name or name}
-            elif kind == onnx.AttributeProto.GRAPHS:
-                graphs = list(attr.graphs)
-                subgraphs.extend((f"{name}[{i}]", sg) for i, sg in enumerate(graphs))
-                value = [{"graph": sg.name or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
-            else:
-                value = attribute_value(attr)
-            if allowed is not None and name in allowed:
-                schema[name] = value
-            else:
-                extra[name] = value
-        if extra:
-            metadata["attributes"] = expand_dotted_if_possible(extra)
-        return schema, subgraphs
-
 
 def _same(name: str) -> str:
     return name
-
-
-def _node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name} if name else {}
-    if domain:
-        metadata["domain"] = domain
-    _more_metadata(proto, metadata)
-    return metadata
-
-
-def _more_metadata(proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
-    """Add a node's doc string and metadata_props to ``metadata``."""
-    if proto.doc_string:
-        metadata["doc_string"] = proto.doc_string
-    props = getattr(proto, "metadata_props", ())
-    if props:
-        metadata["metadata_props"] = expand_dotted_if_possible({p.key: p.value for p in props})
-
-
-def _graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
-    """What the model says of itself: producer, IR version, opsets, props; nothing invented."""
-    md: dict[str, Any] = {"ir_version": int(model.ir_version)}
-    for key in ("producer_name", "producer_version", "domain", "doc_string"):
-        value = getattr(model, key)
-        if value:
-            md[key] = value
-    if model.model_version:
-        md["model_version"] = int(model.model_version)
-    # A list, not a dict keyed by domain: XOC JSON expands dotted keys ("ai.onnx").
-    md["opset_import"] = [
-        {"domain": op.domain or "ai.onnx", "version": int(op.version)} for op in model.opset_import
-    ]
-    if model.metadata_props:
-        md["metadata_props"] = expand_dotted_if_possible(
-            {p.key: p.value for p in model.metadata_props}
-        )
-    if model.graph.doc_string:
-        md["graph_doc_string"] = model.graph.doc_string
-    if model.functions:
-        md["functions"] = [f"{f.domain}.{f.name}" if f.domain else f.name for f in model.functions]
-    return md

@@ -1,0 +1,57 @@
+"""What an ONNX model says of itself and of its nodes, as metadata of the shared model.
+
+Nothing is invented: only the fields the file sets (producer, IR version, opsets, doc strings,
+metadata_props), so that ONNX -> XOC JSON loses nothing but weight values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+
+from xocview.model.dotted import expand_dotted_if_possible
+
+__all__ = ["graph_metadata", "more_metadata", "node_metadata"]
+
+
+def node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
+    """A node's name, domain, doc string and metadata_props (those it has)."""
+    metadata: dict[str, Any] = {"name": name} if name else {}
+    if domain:
+        metadata["domain"] = domain
+    more_metadata(proto, metadata)
+    return metadata
+
+
+def more_metadata(proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
+    """Add a node's doc string and metadata_props to ``metadata``."""
+    if proto.doc_string:
+        metadata["doc_string"] = proto.doc_string
+    props = getattr(proto, "metadata_props", ())
+    if props:
+        metadata["metadata_props"] = expand_dotted_if_possible({p.key: p.value for p in props})
+
+
+def graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
+    """What the model says of itself: producer, IR version, opsets, props; nothing invented."""
+    md: dict[str, Any] = {"ir_version": int(model.ir_version)}
+    for key in ("producer_name", "producer_version", "domain", "doc_string"):
+        value = getattr(model, key)
+        if value:
+            md[key] = value
+    if model.model_version:
+        md["model_version"] = int(model.model_version)
+    # A list, not a dict keyed by domain: XOC JSON expands dotted keys ("ai.onnx").
+    md["opset_import"] = [
+        {"domain": op.domain or "ai.onnx", "version": int(op.version)} for op in model.opset_import
+    ]
+    if model.metadata_props:
+        md["metadata_props"] = expand_dotted_if_possible(
+            {p.key: p.value for p in model.metadata_props}
+        )
+    if model.graph.doc_string:
+        md["graph_doc_string"] = model.graph.doc_string
+    if model.functions:
+        md["functions"] = [f"{f.domain}.{f.name}" if f.domain else f.name for f in model.functions]
+    return md
