@@ -13,7 +13,13 @@ from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.dtypes import dtype_by_onnx_code
 from xocview.model.schema import schema_attributes
 
-__all__ = ["GRAPH_TYPES", "MAX_TENSOR_VALUES", "attribute_value", "node_attributes", "tensor_summary"]
+__all__ = [
+    "GRAPH_TYPES",
+    "MAX_TENSOR_VALUES",
+    "attribute_value",
+    "node_attributes",
+    "tensor_summary",
+]
 
 # A tensor attribute (Constant's value, ConstantOfShape's value) keeps its values in the model
 # up to this many elements; larger ones keep dtype and shape only, so files stay readable.
