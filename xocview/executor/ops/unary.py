@@ -64,98 +64,51 @@ def _quiet(ufunc: Callable[..., np.ndarray], x: np.ndarray) -> np.ndarray:
         return np.asarray(ufunc(x))
 
 
-@kernel("Sqrt", since=1)
-def sqrt(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    """``consumed_inputs`` (opset 1 only) was an in-place hint; every version ignores it."""
-    return _quiet(np.sqrt, x)
+# Ops that are one numpy ufunc, with the opset they start at. Opset 1 of the first eight had
+# ``consumed_inputs``, an in-place hint every version ignores; their kernels accept it.
+_UFUNCS: dict[str, tuple[Callable[..., np.ndarray], int]] = {
+    "Sqrt": (np.sqrt, 1),
+    "Exp": (np.exp, 1),
+    "Log": (np.log, 1),
+    "Neg": (np.negative, 1),
+    "Abs": (np.abs, 1),
+    "Reciprocal": (np.reciprocal, 1),
+    "Floor": (np.floor, 1),
+    "Ceil": (np.ceil, 1),
+    "Round": (np.round, 11),  # halves go to the even neighbour, in ONNX as in numpy
+    "Sign": (np.sign, 9),
+    "Sin": (np.sin, 7),
+    "Cos": (np.cos, 7),
+    "Tan": (np.tan, 7),
+    "Asin": (np.arcsin, 7),
+    "Acos": (np.arccos, 7),
+    "Atan": (np.arctan, 7),
+    "Sinh": (np.sinh, 9),
+    "Cosh": (np.cosh, 9),
+}
 
 
-@kernel("Exp", since=1)
-def exp(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.exp, x)
+def _ufunc_kernel(op_type: str, ufunc: Callable[..., np.ndarray], since: int) -> None:
+    """Register ``ufunc`` as the kernel of ``op_type`` (with ``consumed_inputs`` at opset 1)."""
+    if since == 1:
+
+        def run(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
+            return _quiet(ufunc, x)
+
+    else:
+
+        def run(x: np.ndarray) -> np.ndarray:  # type: ignore[misc]
+            return _quiet(ufunc, x)
+
+    run.__name__ = run.__qualname__ = op_type.lower()
+    run.__doc__ = f"ONNX {op_type}: numpy's {ufunc.__name__}, element by element."
+    kernel(op_type, since=since)(run)
 
 
-@kernel("Log", since=1)
-def log(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.log, x)
-
-
-@kernel("Neg", since=1)
-def neg(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.negative, x)
-
-
-@kernel("Abs", since=1)
-def abs_(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.abs, x)
-
-
-@kernel("Reciprocal", since=1)
-def reciprocal(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.reciprocal, x)
-
-
-@kernel("Floor", since=1)
-def floor(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.floor, x)
-
-
-@kernel("Ceil", since=1)
-def ceil(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    return _quiet(np.ceil, x)
-
-
-@kernel("Round", since=11)
-def round_(x: np.ndarray) -> np.ndarray:
-    """Halves go to the even neighbour, in ONNX as in numpy."""
-    return _quiet(np.round, x)
-
-
-@kernel("Sign", since=9)
-def sign(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.sign, x)
+for _op, (_ufunc, _since) in _UFUNCS.items():
+    _ufunc_kernel(_op, _ufunc, _since)
 
 
 @kernel("Erf", since=9)
 def erf(x: np.ndarray) -> np.ndarray:
     return erf_float64(x).astype(x.dtype, copy=False)
-
-
-@kernel("Sin", since=7)
-def sin(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.sin, x)
-
-
-@kernel("Cos", since=7)
-def cos(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.cos, x)
-
-
-@kernel("Tan", since=7)
-def tan(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.tan, x)
-
-
-@kernel("Asin", since=7)
-def asin(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.arcsin, x)
-
-
-@kernel("Acos", since=7)
-def acos(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.arccos, x)
-
-
-@kernel("Atan", since=7)
-def atan(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.arctan, x)
-
-
-@kernel("Sinh", since=9)
-def sinh(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.sinh, x)
-
-
-@kernel("Cosh", since=9)
-def cosh(x: np.ndarray) -> np.ndarray:
-    return _quiet(np.cosh, x)
