@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError
-from xocview.model import Graph, Tensor
+from xocview.model import Tensor
 from xocview.model.dtypes import DTYPES
 
 __all__ = ["numpy_dtype", "random_value", "read_feed", "resolved_shape", "shape_known"]
@@ -78,7 +78,7 @@ def random_value(
     raise RunError(f"tensor {tensor.id!r}: cannot make random values of dtype {dtype}")
 
 
-def read_feed(graph: Graph, tensor: Tensor, value: Any) -> np.ndarray:
+def read_feed(tensor: Tensor, value: Any) -> np.ndarray:
     """A user's value for an input: an array, a number or list, or the path of a ``.npy`` file.
 
     The result takes the tensor's declared dtype; a rank that differs from the declared one is

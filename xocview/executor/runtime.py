@@ -117,7 +117,7 @@ class _Session:
         """A fed value, the stored weight values, or seeded random data of the right shape."""
         tensor = self.graph.tensors[t]
         if tensor.id in feeds:
-            return read_feed(self.graph, tensor, feeds[tensor.id])
+            return read_feed(tensor, feeds[tensor.id])
         if tensor.id in shapes:
             shape = tuple(int(d) for d in shapes[tensor.id])
         elif tensor.has_data:
@@ -129,7 +129,7 @@ class _Session:
     def fold(self) -> None:
         """Compute the constant steps once; their outputs stay like weights."""
         for step in self.plan.folded:
-            self.call(step, first=True)
+            self.call(step)
             self.result.folded.append(step.node_id)
             for _, t in step.outputs:
                 self.result.weight_bytes += int(getattr(self.values[t], "nbytes", 0))
@@ -209,7 +209,7 @@ class _Session:
         for s, step in enumerate(self.plan.steps):
             if cancel is not None and cancel():
                 return False
-            seconds = self.call(step, first=True)
+            seconds = self.call(step)
             if timed:
                 self.samples[s].append(seconds)
             if progress is not None:
@@ -255,15 +255,14 @@ class _Session:
                 progress(done + s + 1, total, step.node_id, seconds)
         return True
 
-    def call(self, step: Step, first: bool) -> float:
-        """Run one step; returns its seconds. Stores outputs and frees dead tensors."""
+    def call(self, step: Step) -> float:
+        """Run one step with every check (the first pass, and folded steps); returns its
+        seconds. Makes missing weights, stores outputs, counts memory, frees dead tensors."""
         values = self.values
         args = [None if t is None else values[t] for t in step.inputs]
         if step.kernel is None:
             raise self.error(step, args, step.problem or "no kernel")
-        if first and any(
-            a is None for a, t in zip(args, step.inputs, strict=True) if t is not None
-        ):
+        if any(a is None for a, t in zip(args, step.inputs, strict=True) if t is not None):
             self.materialise(step, args)
         start = time.perf_counter()
         try:
@@ -279,8 +278,7 @@ class _Session:
         for k, t in step.outputs:
             if k < len(outs):
                 values[t] = outs[k]
-        if first:
-            self.account(step)
+        self.account(step)
         for t in step.frees:
             values[t] = None
         return seconds

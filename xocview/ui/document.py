@@ -102,7 +102,7 @@ class Document(QObject):
         self._heat: tuple[tuple[int, str, bool, int], HeatLevels] | None = None
         self._heat_version = 0
         self.heat_log = True
-        timed = np.isfinite(node_times_ms(graph, self.hierarchy)).any() if graph.nodes else False
+        timed = bool(np.isfinite(self.times_ms()).any())
         self.colour_by = "time" if timed else "category"  # a profiled file opens heat-coloured
 
     def _clean_changed(self, clean: bool) -> None:
