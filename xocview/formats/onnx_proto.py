@@ -20,7 +20,12 @@ from xocview.formats.gc_pause import gc_paused
 from xocview.formats.onnx_attrs import GRAPH_TYPES, attribute_value, node_attributes
 from xocview.formats.onnx_meta import graph_metadata, more_metadata, node_metadata
 from xocview.formats.onnx_types import TypeTable, dtype_name
-from xocview.formats.onnx_weights import external_info, lazy_values, sparse_values
+from xocview.formats.onnx_weights import (
+    external_info,
+    inline_values,
+    lazy_values,
+    sparse_values,
+)
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
 from xocview.model.dotted import (
@@ -39,6 +44,7 @@ EXPANDS_DOTTED_KEYS = True  # metadata_props and custom attribute names go throu
 _FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x28, 0x32, 0x3A, 0x42, 0x72}
 _FIRST_TAGS2 = {b"\xa2\x01", b"\xca\x01", b"\xd2\x01"}
 _MAX_FUNCTION_DEPTH = 16
+_EXTERNAL = onnx.TensorProto.EXTERNAL
 
 Rename = Callable[[str], str]
 _NO_SUBGRAPHS: list[tuple[str, onnx.GraphProto]] = []  # never mutated either
@@ -153,7 +159,7 @@ class _Builder:
             graph.outputs.append(t)
         types = TypeTable(self.model, self.data, nested=self.has_subgraphs)
         graph.tensors.extend(self.make_tensors(types))
-        add_named_scope_groups(graph, self.scoped)
+        add_named_scope_groups(graph, self.scoped, taken=self.node_ids)
         graph.invalidate()
         return graph
 
@@ -177,15 +183,17 @@ class _Builder:
         pos, kinds, weights = self.pos, self.kinds, self.weights
         for init in inits:
             name = init.name if rename is _same else rename(init.name)
-            external = external_info(init)
-            data = lazy_values(init, self.model_dir, self.file, external)
-            if name in pos:
-                continue
             metadata: dict[str, Any] = {}
-            if external:
+            if init.data_location == _EXTERNAL:
+                external = external_info(init) or {}
+                data = lazy_values(init, self.model_dir, self.file, external)
                 metadata["external_data"] = {
                     k: int(v) if k in ("offset", "length") else v for k, v in external.items()
                 }
+            else:
+                data = inline_values(init)
+            if name in pos:
+                continue
             doc = init.doc_string
             if doc:
                 metadata["doc_string"] = doc
@@ -204,14 +212,11 @@ class _Builder:
 
     def make_tensors(self, types: TypeTable) -> list[Tensor]:
         """Every tensor, in the order of first mention, typed by value_info and inference."""
-        describe, kinds, weights = types.describe, self.kinds, self.weights
+        make, kinds, weights = types.tensor, self.kinds, self.weights
         tensors: list[Tensor] = []
         for t, name in enumerate(self.pos):
             w = weights.get(t)
-            if w is None:
-                dtype, shape, metadata = describe(name)
-                w = Tensor(name, kinds.get(t, "activation"), shape, dtype, metadata)
-            tensors.append(w)
+            tensors.append(make(name, kinds.get(t, "activation")) if w is None else w)
         for t, nid in self.subgraph_of.items():
             tensors[t].metadata.setdefault("subgraph_of", nid)
         return tensors
@@ -284,11 +289,20 @@ class _Builder:
                 attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, None)
                 self.has_subgraphs |= graphs
             if "/" in name and not subgraphs:
-                self.scoped.setdefault(name.rpartition("/")[0], []).append(len(nodes))
+                self.scope_member(name, len(nodes))
             nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
             if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
                 metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, None)
         return made
+
+    def scope_member(self, name: str, position: int) -> None:
+        """Note a top-level operator named by scope (``/a/b/Op``) under its prefix (``/a/b``)."""
+        prefix = name.rpartition("/")[0]
+        members = self.scoped.get(prefix)
+        if members is None:
+            self.scoped[prefix] = [position]
+        else:
+            members.append(position)
 
     def io(self, names: list[str], rename: Rename) -> tuple[list[int], list[int]]:
         """Tensor positions of non-empty names, and the positions of omitted optional ones."""
@@ -330,8 +344,7 @@ class _Builder:
         if parent is not None:
             metadata["parent_id"] = parent
         elif not subgraphs and "/" in metadata.get("name", ""):
-            prefix = metadata["name"].rpartition("/")[0]
-            self.scoped.setdefault(prefix, []).append(len(self.graph.nodes))
+            self.scope_member(metadata["name"], len(self.graph.nodes))
         self.graph.nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
         if subgraphs:  # the bodies' nodes become this node's children
             metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, call_attrs)

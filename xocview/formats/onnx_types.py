@@ -8,6 +8,7 @@ from typing import Any
 
 import onnx
 
+from xocview.model import Tensor
 from xocview.model.dtypes import dtype_by_onnx_code
 
 __all__ = ["TypeTable", "dtype_name"]
@@ -54,17 +55,20 @@ class TypeTable:
         known = self.keys
         return all(not out or out in known for node in g.node for out in node.output)
 
-    def describe(self, name: str) -> tuple[str, list[int], dict[str, Any]]:
-        """dtype, shape (-1 for unknown dims) and metadata (symbols, unknown rank, kind)."""
+    def tensor(self, name: str, kind: str) -> Tensor:
+        """The tensor ``name`` typed: dtype, shape (-1 for unknown dims) and metadata (dim
+        symbols, unknown rank, non-tensor kind)."""
         key = self.keys.get(name, b"")
         known = self._described.get(key)
         if known is None:
             known = self._described[key] = self._decode(onnx.TypeProto.FromString(key))
         dtype, shape, symbols, notes = known
-        metadata: dict[str, Any] = dict(notes) if notes else {}
-        if symbols:
-            metadata["shape_symbols"] = list(symbols)
-        return dtype, list(shape), metadata
+        if notes or symbols:
+            metadata: dict[str, Any] = dict(notes)
+            if symbols:
+                metadata["shape_symbols"] = list(symbols)
+            return Tensor(name, kind, list(shape), dtype, metadata)
+        return Tensor(name, kind, list(shape), dtype, {})
 
     def _decode(self, tp: onnx.TypeProto) -> _Decoded:
         """dtype, shape, dim symbols (None when there are none) and metadata of one type.

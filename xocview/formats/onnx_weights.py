@@ -16,7 +16,7 @@ from onnx import numpy_helper
 
 from xocview.errors import FormatError
 
-__all__ = ["external_info", "lazy_values", "sparse_values"]
+__all__ = ["external_info", "inline_values", "lazy_values", "sparse_values"]
 
 # ONNX element types whose external bytes are plain little-endian numpy arrays.
 _RAW_NUMPY: dict[int, str] = {
@@ -44,6 +44,11 @@ def external_info(init: onnx.TensorProto) -> dict[str, str] | None:
     return {entry.key: entry.value for entry in init.external_data}
 
 
+def inline_values(init: onnx.TensorProto) -> Callable[[], np.ndarray]:
+    """A zero-argument reader of an initializer whose values are in the model itself."""
+    return partial(numpy_helper.to_array, init)
+
+
 def lazy_values(
     init: onnx.TensorProto, model_dir: Path, file: str, info: dict[str, str] | None
 ) -> Callable[[], np.ndarray]:
@@ -53,7 +58,7 @@ def lazy_values(
     the model's folder; a missing or short data file raises FormatError on first use.
     """
     if info is None:
-        return partial(numpy_helper.to_array, init)
+        return inline_values(init)
     place = f"initializer '{init.name}'"
     location = info.get("location", "")
     path = _safe_location(location, model_dir, file, place)

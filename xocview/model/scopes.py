@@ -37,55 +37,80 @@ def add_scope_groups(
     """
     if len(scopes) != len(graph.nodes):
         raise ValueError(f"{len(scopes)} scopes for {len(graph.nodes)} nodes")
-    return _add_groups(graph, _members(scopes), separator)
+    members: dict[str, list[int]] = {}
+    for i, scope in enumerate(scopes):
+        if scope:
+            key = separator + separator.join(scope)
+            if key in members:
+                members[key].append(i)
+            else:
+                members[key] = [i]
+    return _add_groups(graph, members, separator, None)
 
 
 def add_named_scope_groups(
-    graph: Graph, by_prefix: Mapping[str, list[int]], separator: str = "/"
+    graph: Graph,
+    by_prefix: Mapping[str, list[int]],
+    separator: str = "/",
+    taken: set[str] | None = None,
 ) -> int:
     """``add_scope_groups`` for nodes grouped by the part of their names before the last
     separator (``"/a/b"`` for ``"/a/b/MatMul"``), each group's positions in node order.
 
     Each of these nodes goes to the scope of its name (``scope_of``). Loaders can group names
-    as they read them, which spares building a scope path per node.
+    as they read them, which spares building a scope path per node. ``taken``, when given, is
+    the set of the graph's node ids (the loader has it at hand); the group ids are added to it.
     """
-    members: dict[tuple[str, ...], list[int]] = {}
-    merged: set[tuple[str, ...]] = set()  # scopes spelled several ways ("/a/b", "a//b")
+    members: dict[str, list[int]] = {}
+    merged: set[str] = set()  # scopes spelled several ways ("/a/b", "a//b")
+    double = separator + separator
     for prefix, positions in by_prefix.items():
-        scope = _scope_of(prefix, separator)
-        if not scope:
-            continue
-        if scope in members:
-            members[scope] = members[scope] + positions
-            merged.add(scope)
+        if prefix[:1] == separator and prefix[-1:] != separator and double not in prefix:
+            key = prefix  # already "/a/b": the common case, no splitting
         else:
-            members[scope] = positions
-    for scope in merged:
-        members[scope].sort()  # node order
-    return _add_groups(graph, members, separator)
+            key = _path(_scope_of(prefix, separator), separator)
+            if not key:
+                continue
+        if key in members:
+            members[key] = members[key] + positions
+            merged.add(key)
+        else:
+            members[key] = positions
+    for key in merged:
+        members[key].sort()  # node order
+    return _add_groups(graph, members, separator, taken)
 
 
-def _add_groups(graph: Graph, members: dict[tuple[str, ...], list[int]], separator: str) -> int:
-    """The groups for ``members``: each scope's node positions, in node order.
+def _path(scope: tuple[str, ...], separator: str) -> str:
+    """The key and group id of a scope: ``/a/b``; empty for the empty scope."""
+    return separator + separator.join(scope) if scope else ""
 
-    Works per scope rather than per node: nodes of one scope are taken together.
+
+def _add_groups(
+    graph: Graph, members: dict[str, list[int]], separator: str, taken: set[str] | None
+) -> int:
+    """The groups for ``members``: each scope's node positions (in node order) by its path.
+
+    Works per scope rather than per node: nodes of one scope are taken together. Scopes are
+    keyed by their path strings (``/a/b``), whose parent is one ``rpartition`` away and whose
+    hash Python keeps, rather than by tuples, which hash anew on every lookup.
     """
     nodes = graph.nodes
-    size = _sizes(members)
-    ordered = sorted(size)  # a scope comes before the scopes inside it
-    home: dict[tuple[str, ...], tuple[str, ...] | None] = {}  # innermost kept scope at or above
-    kept: list[tuple[str, ...]] = []
-    for scope in ordered:
+    size, order = _sizes_and_order(members, separator)
+    home: dict[str, str | None] = {}  # innermost kept scope at or above
+    kept: list[str] = []
+    for scope in order:
         if size[scope] > 1:
             home[scope] = scope
             kept.append(scope)
         else:
-            home[scope] = home[scope[:-1]] if len(scope) > 1 else None
+            above = scope.rpartition(separator)[0]
+            home[scope] = home[above] if above else None
     if not kept:
         return 0
-    group_id = _group_ids(kept, {nd.id for nd in nodes}, separator)
-    held: dict[tuple[str, ...], list[int]] = {}  # positions of each group's nodes
-    merged: set[tuple[str, ...]] = set()  # groups also holding single-member scopes' nodes
+    group_id = _group_ids(kept, {nd.id for nd in nodes} if taken is None else taken)
+    held: dict[str, list[int]] = {}  # positions of each group's nodes
+    merged: set[str] = set()  # groups also holding single-member scopes' nodes
     for scope, positions in members.items():
         target = home[scope]
         if target is None:
@@ -97,7 +122,7 @@ def _add_groups(graph: Graph, members: dict[tuple[str, ...], list[int]], separat
             held[target] = positions
     for target in merged:
         held[target].sort()  # node order
-    children: dict[tuple[str, ...], list[str]] = {}
+    children: dict[str, list[str]] = {}
     for scope in kept:
         gid = group_id[scope]
         ids: list[str] = []
@@ -109,8 +134,9 @@ def _add_groups(graph: Graph, members: dict[tuple[str, ...], list[int]], separat
     groups: list[Node] = []
     for scope in kept:
         gid = group_id[scope]
-        metadata: dict[str, object] = {"name": scope[-1], "scope": gid, "derived": "scope"}
-        parent = home[scope[:-1]] if len(scope) > 1 else None
+        above, _, name = scope.rpartition(separator)
+        metadata: dict[str, object] = {"name": name, "scope": gid, "derived": "scope"}
+        parent = home[above] if above else None
         if parent is not None:
             metadata["parent_id"] = group_id[parent]
             children[parent].append(gid)
@@ -121,37 +147,31 @@ def _add_groups(graph: Graph, members: dict[tuple[str, ...], list[int]], separat
     return len(groups)
 
 
-def _members(scopes: Sequence[tuple[str, ...] | None]) -> dict[tuple[str, ...], list[int]]:
-    """The positions of each scope's nodes, in node order."""
-    members: dict[tuple[str, ...], list[int]] = {}
-    for i, scope in enumerate(scopes):
-        if scope:
-            if scope in members:
-                members[scope].append(i)
-            else:
-                members[scope] = [i]
-    return members
-
-
-def _sizes(members: dict[tuple[str, ...], list[int]]) -> dict[tuple[str, ...], int]:
-    """Every scope and its enclosing ones, with its count of direct members (nodes and scopes)."""
+def _sizes_and_order(
+    members: dict[str, list[int]], separator: str
+) -> tuple[dict[str, int], list[str]]:
+    """Every scope and its enclosing ones with its count of direct members (nodes and scopes),
+    and all of them in order of first mention, each after the scopes that enclose it."""
     size = {scope: len(positions) for scope, positions in members.items()}
-    counted: set[tuple[str, ...]] = set()  # scopes already counted in their parent
+    placed: set[str] = set()
+    order: list[str] = []
     for scope in members:
-        while len(scope) > 1 and scope not in counted:
-            counted.add(scope)
-            scope = scope[:-1]
-            size[scope] = size.get(scope, 0) + 1
-    return size
+        chain: list[str] = []
+        while scope and scope not in placed:
+            placed.add(scope)
+            chain.append(scope)
+            scope = scope.rpartition(separator)[0]
+            if scope:
+                size[scope] = size.get(scope, 0) + 1
+        order.extend(reversed(chain))
+    return size, order
 
 
-def _group_ids(
-    kept: list[tuple[str, ...]], taken: set[str], separator: str
-) -> dict[tuple[str, ...], str]:
+def _group_ids(kept: list[str], taken: set[str]) -> dict[str, str]:
     """An id per group: the scope path, made unique against node ids and earlier groups."""
-    group_id: dict[tuple[str, ...], str] = {}
+    group_id: dict[str, str] = {}
     for scope in kept:
-        gid = separator + separator.join(scope)
+        gid = scope
         while gid in taken:
             gid += "#scope"
         taken.add(gid)
