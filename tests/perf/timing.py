@@ -7,20 +7,39 @@ import statistics
 import time
 from collections.abc import Callable
 
-__all__ = ["median_time"]
+__all__ = ["median_time", "paired_times"]
+
+
+def _timed(func: Callable[[], object]) -> float:
+    """Wall time of one call after a collection; the result is kept until the clock has
+    stopped, so that freeing it (for a loader, every object of the model) is not counted."""
+    gc.collect()
+    start = time.perf_counter()
+    result = func()
+    elapsed = time.perf_counter() - start
+    del result
+    return elapsed
 
 
 def median_time(func: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``repeat`` calls of ``func`` (the machine is noisy: 2 shared cores).
+    """Median wall time of ``repeat`` calls of ``func`` (the machine is noisy: 2 shared cores)."""
+    return statistics.median(_timed(func) for _ in range(repeat))
 
-    The result is kept until the clock has stopped, so that freeing it (for a loader, every
-    object of the model) is not counted as part of making it.
+
+def paired_times(
+    anchor: Callable[[], object], ours: Callable[[], object], repeat: int
+) -> tuple[float, float, float]:
+    """Median times of ``anchor`` and ``ours`` run in alternation, and the median ratio of
+    each pair (ours / anchor).
+
+    Alternating puts both under the same machine load: on these shared cores the speed of a
+    whole phase of runs drifts by 20% or more, which timing one side after the other would
+    charge to one of them.
     """
-    times = []
+    first: list[float] = []
+    second: list[float] = []
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = func()
-        times.append(time.perf_counter() - start)
-        del result
-    return statistics.median(times)
+        first.append(_timed(anchor))
+        second.append(_timed(ours))
+    ratios = [b / a for a, b in zip(first, second, strict=True)]
+    return statistics.median(first), statistics.median(second), statistics.median(ratios)
