@@ -7,7 +7,7 @@ marked ``derived: "scope"`` in metadata so that nobody mistakes them for source 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from xocview.model.graph import Graph, Node
@@ -61,29 +61,39 @@ def add_named_scope_groups(
     as they read them, which spares building a scope path per node. ``taken``, when given, is
     the set of the graph's node ids (the loader has it at hand); the group ids are added to it.
     """
-    members: dict[str, list[int]] = {}
-    merged: set[str] = set()  # scopes spelled several ways ("/a/b", "a//b")
     double = separator + separator
-    for prefix, positions in by_prefix.items():
+
+    def key(prefix: str) -> str:
         if prefix[:1] == separator and prefix[-1:] != separator and double not in prefix:
-            key = prefix  # already "/a/b": the common case, no splitting
-        else:
-            key = _path(_scope_of(prefix, separator), separator)
-            if not key:
-                continue
-        if key in members:
-            members[key] = members[key] + positions
-            merged.add(key)
-        else:
-            members[key] = positions
-    for key in merged:
-        members[key].sort()  # node order
+            return prefix  # already "/a/b": the common case, no splitting
+        return _path(_scope_of(prefix, separator), separator)  # "a//b/" -> "/a/b"
+
+    # One scope may be spelled several ways ("/a/b", "a//b").
+    members = _gathered((key(prefix), positions) for prefix, positions in by_prefix.items())
     return _add_groups(graph, members, separator, taken)
 
 
 def _path(scope: tuple[str, ...], separator: str) -> str:
     """The key and group id of a scope: ``/a/b``; empty for the empty scope."""
     return separator + separator.join(scope) if scope else ""
+
+
+def _gathered(pairs: Iterable[tuple[str | None, list[int]]]) -> dict[str, list[int]]:
+    """Node positions gathered by key, empty keys dropped; where a key comes more than once,
+    its lists are joined and sorted back into node order."""
+    out: dict[str, list[int]] = {}
+    joined: set[str] = set()
+    for key, positions in pairs:
+        if not key:
+            continue
+        if key in out:
+            out[key] = out[key] + positions
+            joined.add(key)
+        else:
+            out[key] = positions
+    for key in joined:
+        out[key].sort()
+    return out
 
 
 def _add_groups(
@@ -109,19 +119,8 @@ def _add_groups(
     if not kept:
         return 0
     group_id = _group_ids(kept, {nd.id for nd in nodes} if taken is None else taken)
-    held: dict[str, list[int]] = {}  # positions of each group's nodes
-    merged: set[str] = set()  # groups also holding single-member scopes' nodes
-    for scope, positions in members.items():
-        target = home[scope]
-        if target is None:
-            continue
-        if target in held:
-            held[target] = held[target] + positions
-            merged.add(target)
-        else:
-            held[target] = positions
-    for target in merged:
-        held[target].sort()  # node order
+    # Positions of each group's nodes, single-member scopes' nodes with their home's.
+    held = _gathered((home[scope], positions) for scope, positions in members.items())
     children: dict[str, list[str]] = {}
     for scope in kept:
         gid = group_id[scope]
