@@ -40,7 +40,7 @@ def add_scope_groups(
     members: dict[str, list[int]] = {}
     for i, scope in enumerate(scopes):
         if scope:
-            key = separator + separator.join(scope)
+            key = _path(scope, separator)
             if key in members:
                 members[key].append(i)
             else:
