@@ -3,7 +3,7 @@
 Two segments (u1, v1) and (u2, v2) between the same pair of layers cross when their ends are
 in opposite orders. Sorting segments by upper position, the crossings are the inversions of
 the lower positions; they are counted for all layer pairs at once by a bottom-up merge sort
-in numpy (log2(E) passes of sort + searchsorted).
+in numpy (log2(E) passes of a stable argsort).
 """
 
 from __future__ import annotations
@@ -16,26 +16,30 @@ _I = np.int64
 
 
 def inversions(values: np.ndarray) -> int:
-    """Number of pairs i < j with values[i] > values[j] (non-negative integers)."""
+    """Number of pairs i < j with values[i] > values[j] (non-negative integers).
+
+    Pass k merges sorted runs of width w = 2**k pairwise. In a block, a stable sort puts a
+    right-run element after the left-run elements not greater than it and after the right-run
+    elements before it, so its index minus its merged position is the number of left-run
+    elements greater than it (a right run always follows a full left run of w). Timsort merges
+    the two runs of every block in linear time.
+    """
     arr = np.asarray(values, dtype=_I)
     n = len(arr)
     if n < 2:
         return 0
     big = int(arr.max()) + 1
     idx = np.arange(n, dtype=_I)
+    merged_at = np.empty(n, dtype=_I)
     total = 0
     width = 1
     while width < n:
         block = idx // (2 * width)
         right = (idx // width) % 2 == 1
-        keyed = block * big + arr
-        left_keys = keyed[~right]  # runs sorted, blocks increasing: sorted overall
-        rk = keyed[right]
-        rb = block[right]
-        not_greater = np.searchsorted(left_keys, rk, side="right")
-        block_end = np.searchsorted(left_keys, (rb + 1) * big, side="left")
-        total += int((block_end - not_greater).sum())
-        arr = np.sort(keyed) - block * big  # keyed sorts within blocks; block ids unchanged
+        perm = np.argsort(block * big + arr, kind="stable")  # sorts within blocks only
+        merged_at[perm] = idx
+        total += int((idx[right] - merged_at[right]).sum())
+        arr = arr[perm]
         width *= 2
     return total
 
