@@ -19,7 +19,9 @@ from xocview.model import Graph
 from xocview.model.opfacts import (
     category,
     flops,
+    flops_assuming,
     graph_flops,
+    graph_flops_assuming,
     input_names,
     key_attributes,
     parameters,
@@ -308,6 +310,38 @@ def test_gru() -> None:
 )
 def test_unknown_flops(g: Graph) -> None:
     assert flops(g, 0) is None
+
+
+def test_unknown_dims_count_as_asked_and_say_so() -> None:
+    """A dynamic batch (-1) has no FLOPs by default; taken as 1, or as 8, it scales them."""
+    gemm = one("Gemm", [[-1, 256], [256, 512]], [-1, 512])
+    per_row = 2 * 256 * 512
+    assert flops(gemm, 0, unknown_dims=1) == per_row
+    assert flops(gemm, 0, unknown_dims=8) == 8 * per_row
+    assert flops_assuming(gemm, 0) == (per_row, True)
+    known = one("Gemm", [[4, 256], [256, 512]], [4, 512])
+    assert flops_assuming(known, 0) == (4 * per_row, False)  # nothing to assume: exact
+    conv = one("Conv", [[-1, 64, 56, 56], [128, 64, 3, 3]], [-1, 128, 56, 56])
+    assert flops(conv, 0, unknown_dims=2) == 2 * 2 * 128 * 56 * 56 * 64 * 9
+
+
+def test_unknown_dims_leave_rules_and_rank_unknown_alone() -> None:
+    assert flops_assuming(one("MyFancyOp", [[-1]], [-1]), 0) == (None, False)
+    g = one("MatMul", [[8, 16], [16, 32]], [8, 32])
+    g.tensors[0].shape = []
+    g.tensors[0].metadata["rank_unknown"] = True
+    assert flops(g, 0, unknown_dims=1) is None
+
+
+def test_graph_flops_with_unknown_dims_as_one() -> None:
+    tensors = [tensor("x", "input", [-1, 8]), tensor("t", shape=[-1, 8])]
+    tensors += [tensor("y", "output", [-1, 8])]
+    nodes = [node("relu", "Relu", [0], [1]), node("add", "Add", [1, 1], [2])]
+    g = graph(tensors, nodes, [0], [2])
+    assert graph_flops(g) == (0, 2)
+    assert graph_flops(g, unknown_dims=1) == (16, 0)
+    assert graph_flops_assuming(g) == (16, 0, True)
+    assert graph_flops_assuming(g, 4) == (64, 0, True)
 
 
 def test_rank_unknown_is_unknown() -> None:

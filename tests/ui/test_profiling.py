@@ -6,11 +6,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
 
 from tests.conftest import REPO
+from tests.ui.test_viewer import click_item, item_of
 from xocview.formats import load, save
 from xocview.model import Graph, Node, Tensor
 from xocview.model.profile import node_times_ms
@@ -189,3 +191,32 @@ def test_the_run_dialog_offers_each_input_and_the_settings(qtbot, window, tmp_pa
     assert (options.repeat, options.symbol_default) == (7, 4)
     notes = [w.text() for w in dialog.findChildren(QLabel) if "No kernel" in w.text()]
     assert notes == ["No kernel for: NoSuchOp (1). The run stops at the first of them."]
+
+
+def dynamic_batch_model(path: Path) -> Path:
+    """x[N, 16] -> MatMul(w[16, 32]) -> Relu -> y: the batch is a symbol, as exporters leave it."""
+    w = onnx.numpy_helper.from_array(np.ones((16, 32), np.float32), "w")
+    graph = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+            onnx.helper.make_node("Relu", ["h"], ["y"], name="relu"),
+        ],
+        "dyn",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 16])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 32])],
+        [w],
+    )
+    onnx.save(onnx.helper.make_model(graph), str(path))
+    return path
+
+
+def test_a_dynamic_batch_gets_flops_per_sample_and_says_so(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, dynamic_batch_model(tmp_path / "dyn.onnx"))
+    rows = window.inspector.rows()
+    assert rows["FLOPs"] == f"{2 * 16 * 32 + 32:,} (unknown dims as 1)"
+    view.zoom_to(1.0)
+    click_item(qtbot, view, item_of(view, "mm"))
+    assert window.inspector.rows()["FLOPs"] == f"{2 * 16 * 32:,} (unknown dims as 1)"
+    window.runner.colour_actions["flops"].trigger()
+    heat = view.doc.heat()
+    assert heat is not None and heat.high > heat.low > 0

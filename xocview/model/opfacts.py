@@ -4,8 +4,10 @@ The facts are data (habit 7); this module only interprets them. ops.json is writ
 resources/make_ops.py, which documents every category list, key attribute and FLOPs constant.
 FLOPs count a multiply-add as 2 and come from tensor shapes and attributes (with the ONNX
 defaults from ops.json); an operator or shape they cannot be told from gives None, never a
-guess. Weights of ONNX ops are read by input position: omitted optional inputs (recorded by the
-ONNX loader in ``metadata["omitted_inputs"]``) are taken into account.
+guess, unless the caller asks for unknown dimensions (a dynamic batch) to count as a given
+size and is told whether any did. Weights of ONNX ops are read by input position: omitted
+optional inputs (recorded by the ONNX loader in ``metadata["omitted_inputs"]``) are taken into
+account.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from xocview.resources import resource_path
 __all__ = [
     "category",
     "flops",
+    "flops_assuming",
     "graph_flops",
+    "graph_flops_assuming",
     "input_names",
     "key_attributes",
     "parameters",
@@ -114,22 +118,39 @@ def _slot(node: Node, position: int | None) -> int | None:
     return node.inputs[k] if 0 <= k < len(node.inputs) else None
 
 
-def _shape(graph: Graph, tensor: int | None) -> list[int] | None:
-    """The tensor's shape when every dimension is known, else None."""
-    if tensor is None or not 0 <= tensor < len(graph.tensors):
-        return None
-    t = graph.tensors[tensor]
-    if t.metadata.get("rank_unknown") or any(not isinstance(d, int) or d < 0 for d in t.shape):
-        return None
-    return list(t.shape)
+class _Shapes:
+    """Tensor shapes as the FLOPs rules see them: fully known, else None; with ``unknown_as``,
+    unknown dimensions (symbols such as a dynamic batch, or -1) take that size instead and
+    ``assumed`` records that some did."""
+
+    __slots__ = ("assumed", "graph", "unknown_as")
+
+    def __init__(self, graph: Graph, unknown_as: int | None = None) -> None:
+        self.graph = graph
+        self.unknown_as = unknown_as
+        self.assumed = False
+
+    def of(self, tensor: int | None) -> list[int] | None:
+        tensors = self.graph.tensors
+        if tensor is None or not 0 <= tensor < len(tensors):
+            return None
+        t = tensors[tensor]
+        if t.metadata.get("rank_unknown") or not all(isinstance(d, int) for d in t.shape):
+            return None
+        if all(d >= 0 for d in t.shape):
+            return list(t.shape)
+        if self.unknown_as is None:
+            return None
+        self.assumed = True
+        return [self.unknown_as if d < 0 else d for d in t.shape]
 
 
-def _in(graph: Graph, node: Node, position: int | None) -> list[int] | None:
-    return _shape(graph, _slot(node, position))
+def _in(shapes: _Shapes, node: Node, position: int | None) -> list[int] | None:
+    return shapes.of(_slot(node, position))
 
 
-def _out(graph: Graph, node: Node) -> list[int] | None:
-    return _shape(graph, node.outputs[0]) if node.outputs else None
+def _out(shapes: _Shapes, node: Node) -> list[int] | None:
+    return shapes.of(node.outputs[0]) if node.outputs else None
 
 
 def _attr(node: Node, name: str) -> Any:
@@ -157,56 +178,56 @@ def _size(shape: list[int]) -> int:
 
 # --- FLOPs rules (named by the "rule" of an op's "flops" entry in ops.json) -------------------
 
-Rule = Callable[[Graph, Node, dict[str, Any]], int | None]
+Rule = Callable[[_Shapes, Node, dict[str, Any]], int | None]
 
 
-def _zero(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _zero(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """Data movement only (reshapes, copies, gathers): no arithmetic, whatever the shapes."""
     return 0
 
 
-def _per_output(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
-    y = _out(graph, node)
+def _per_output(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
+    y = _out(shapes, node)
     return None if y is None else int(spec.get("per", 1)) * _size(y)
 
 
-def _per_input(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
-    x = _in(graph, node, 0)
+def _per_input(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
+    x = _in(shapes, node, 0)
     return None if x is None else int(spec.get("per", 1)) * _size(x)
 
 
-def _variadic(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _variadic(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """Sum/Max/Min/Mean of n inputs: n - 1 operations per output element (at least one)."""
-    y = _out(graph, node)
+    y = _out(shapes, node)
     return None if y is None else max(1, len(node.inputs) - 1) * _size(y)
 
 
-def _pool(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _pool(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """One operation per kernel element for each output element."""
-    y, kernel = _out(graph, node), _ints(node, "kernel_shape")
+    y, kernel = _out(shapes, node), _ints(node, "kernel_shape")
     return None if y is None or kernel is None else _size(kernel) * _size(y)
 
 
-def _lrn(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _lrn(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """Sum of squares over ``size`` channels (2 * size), then scale, bias, power, divide (4)."""
-    y, size = _out(graph, node), _int(node, "size")
+    y, size = _out(shapes, node), _int(node, "size")
     return None if y is None or size is None else (2 * size + 4) * _size(y)
 
 
-def _conv(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _conv(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """2 * output elements * (input channels per group * kernel elements), plus the bias add.
 
     The weight [M, C/group, k...] gives the work per output element; without its shape the
     input's channels, ``group`` and ``kernel_shape`` do.
     """
-    y = _out(graph, node)
+    y = _out(shapes, node)
     if y is None:
         return None
-    w = _in(graph, node, spec.get("w", 1))
+    w = _in(shapes, node, spec.get("w", 1))
     if w is not None and len(w) >= 3:
         per_output = w[1] * _size(w[2:])
     else:
-        x, group, kernel = _in(graph, node, 0), _int(node, "group"), _ints(node, "kernel_shape")
+        x, group, kernel = _in(shapes, node, 0), _int(node, "group"), _ints(node, "kernel_shape")
         if x is None or len(x) < 2 or not group or kernel is None:
             return None
         per_output = x[1] // group * _size(kernel)
@@ -214,10 +235,10 @@ def _conv(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
     return 2 * _size(y) * per_output + (_size(y) if bias else 0)
 
 
-def _conv_transpose(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _conv_transpose(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """Every input element is scattered through the kernel into M/group output channels:
     2 * input elements * (M/group * kernel elements), plus the bias add on the output."""
-    x, y, w = _in(graph, node, 0), _out(graph, node), _in(graph, node, 1)
+    x, y, w = _in(shapes, node, 0), _out(shapes, node), _in(shapes, node, 1)
     if x is None:
         return None
     if w is not None and len(w) >= 3:
@@ -232,9 +253,9 @@ def _conv_transpose(graph: Graph, node: Node, spec: dict[str, Any]) -> int | Non
     return None if y is None else 2 * _size(x) * per_input + _size(y)
 
 
-def _gemm(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _gemm(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """2 * M * N * K for op(A) @ op(B), plus M * N for adding C (alpha and beta not counted)."""
-    a, b = _in(graph, node, 0), _in(graph, node, 1)
+    a, b = _in(shapes, node, 0), _in(shapes, node, 1)
     if a is None or b is None or len(a) != 2 or len(b) != 2:
         return None
     m, k = reversed(a) if _int(node, "transA") else a
@@ -242,9 +263,9 @@ def _gemm(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
     return 2 * m * n * k + (m * n if _slot(node, 2) is not None else 0)
 
 
-def _matmul(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _matmul(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """numpy matmul semantics: 1-D operands are promoted, batch dimensions broadcast."""
-    a, b = _in(graph, node, spec.get("a", 0)), _in(graph, node, spec.get("b", 1))
+    a, b = _in(shapes, node, spec.get("a", 0)), _in(shapes, node, spec.get("b", 1))
     if not a or not b:
         return None
     a = [1, *a] if len(a) == 1 else a
@@ -258,13 +279,13 @@ def _matmul(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
     return 2 * _size(list(batch)) * a[-2] * b[-1] * a[-1]
 
 
-def _recurrent(graph: Graph, node: Node, spec: dict[str, Any]) -> int | None:
+def _recurrent(shapes: _Shapes, node: Node, spec: dict[str, Any]) -> int | None:
     """Per step, direction and batch row: the gate matrix products 2 * G * H * (I + H), the two
     bias vectors 2 * G * H when B is given, and ``pointwise`` operations per hidden unit.
 
     Peepholes, clipping and GRU's ``linear_before_reset`` are not counted.
     """
-    x, w, r = _in(graph, node, 0), _in(graph, node, 1), _in(graph, node, 2)
+    x, w, r = _in(shapes, node, 0), _in(shapes, node, 1), _in(shapes, node, 2)
     hidden = _int(node, "hidden_size")
     if hidden is None and r is not None and len(r) == 3:
         hidden = r[2]
@@ -297,18 +318,29 @@ _RULES: dict[str, Rule] = {
 }
 
 
-def flops(graph: Graph, node_index: int) -> int | None:
+def flops(graph: Graph, node_index: int, *, unknown_dims: int | None = None) -> int | None:
     """Floating-point operations of one run of the node (a multiply-add counts as 2).
 
-    None when ops.json has no FLOPs rule for the op or a shape the rule needs is unknown.
+    None when ops.json has no FLOPs rule for the op or a shape the rule needs is unknown;
+    with ``unknown_dims``, unknown dimensions (a dynamic batch) count as that size instead.
     Raises IndexError for a node index out of range.
     """
-    node = graph.nodes[node_index]
+    return _flops(_Shapes(graph, unknown_dims), node_index)
+
+
+def flops_assuming(graph: Graph, node_index: int, unknown_dims: int = 1) -> tuple[int | None, bool]:
+    """``flops`` with unknown dimensions taken as ``unknown_dims``, and whether any was."""
+    shapes = _Shapes(graph, unknown_dims)
+    return _flops(shapes, node_index), shapes.assumed
+
+
+def _flops(shapes: _Shapes, node_index: int) -> int | None:
+    node = shapes.graph.nodes[node_index]
     spec = _ops().get(node.op_type, {}).get("flops")
     if spec is None:
         return None
     rule = _RULES.get(spec.get("rule", ""))
-    return None if rule is None else rule(graph, node, spec)
+    return None if rule is None else rule(shapes, node, spec)
 
 
 def parameters(graph: Graph, node_index: int) -> int:
@@ -320,6 +352,7 @@ def parameters(graph: Graph, node_index: int) -> int:
     """
     node = graph.nodes[node_index]
     producer = graph.index.producer
+    shapes = _Shapes(graph)
     total = 0
     for t in dict.fromkeys(node.inputs):  # a weight fed twice is still one weight
         if not 0 <= t < len(graph.tensors):
@@ -329,25 +362,36 @@ def parameters(graph: Graph, node_index: int) -> int:
             continue
         p = int(producer[t])
         constant = p >= 0 and _ops().get(graph.nodes[p].op_type, {}).get("constant", False)
-        shape = _shape(graph, t)
+        shape = shapes.of(t)
         if (tensor.kind == "weight" or constant) and shape is not None:
             total += _size(shape)
     return total
 
 
-def graph_flops(graph: Graph) -> tuple[int, int]:
+def graph_flops(graph: Graph, *, unknown_dims: int | None = None) -> tuple[int, int]:
     """Total FLOPs over the leaf nodes whose FLOPs are known, and how many leaves are unknown.
 
     Groups are skipped: their work is their leaves'. Bodies of If/Loop/Scan count once.
+    ``unknown_dims`` is as for ``flops``.
     """
-    is_group = Hierarchy(graph).is_group.tolist()
+    total, unknown, _ = _graph_flops(_Shapes(graph, unknown_dims))
+    return total, unknown
+
+
+def graph_flops_assuming(graph: Graph, unknown_dims: int = 1) -> tuple[int, int, bool]:
+    """``graph_flops`` with unknown dimensions taken as ``unknown_dims``, and whether any was."""
+    return _graph_flops(_Shapes(graph, unknown_dims))
+
+
+def _graph_flops(shapes: _Shapes) -> tuple[int, int, bool]:
+    is_group = Hierarchy(shapes.graph).is_group.tolist()
     total = unknown = 0
     for i, group in enumerate(is_group):
         if group:
             continue
-        f = flops(graph, i)
+        f = _flops(shapes, i)
         if f is None:
             unknown += 1
         else:
             total += f
-    return total, unknown
+    return total, unknown, shapes.assumed

@@ -71,11 +71,15 @@ def node_times_ms(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
 
 
 def node_flops(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
-    """FLOPs per node position where ops.json can tell them (groups: sums)."""
+    """FLOPs per node position where ops.json can tell them (groups: sums).
+
+    Unknown dimensions count as 1: a model exported with a dynamic batch would otherwise have
+    no FLOPs to colour by, and scaling every node alike leaves the colours as they are.
+    """
     h = h if h is not None else Hierarchy(graph)
     leaf = np.full(len(graph.nodes), np.nan)
     for i in np.flatnonzero(~h.is_group).tolist():
-        f = opfacts.flops(graph, i)
+        f = opfacts.flops(graph, i, unknown_dims=1)
         if f is not None:
             leaf[i] = f
     return subtree_sums(leaf, h)
