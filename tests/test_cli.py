@@ -10,11 +10,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 
 from tests.conftest import REPO, SHARED, corpus_path
 from xocview import __version__
 from xocview.formats import load
+from xocview.model.opfacts import graph_flops
 
 SAMPLES = REPO / "sample_graphs"
 TINY = "sample_graphs/tiny_transformer.json"
@@ -70,6 +73,9 @@ def test_info_summarises_the_tiny_transformer() -> None:
     assert "nodes:      44 (7 groups, hierarchy depth 3)" in lines
     assert "tensors:    60 (2 input, 2 output, 21 weight, 35 activation)" in lines
     assert "metadata:   producer, description, training" in lines
+    flops, unknown = graph_flops(load(REPO / TINY))
+    assert unknown == 0 and flops > 0
+    assert f"FLOPs:      {flops:,}" in lines  # every shape known: nothing assumed
 
     # Boundary tensors and the op histogram, against the raw file (groups have children_ids).
     raw = json.loads((SAMPLES / "tiny_transformer.json").read_text(encoding="utf-8"))
@@ -91,6 +97,21 @@ def test_info_summarises_the_tiny_transformer() -> None:
     assert counts == sorted(counts, reverse=True)
     assert f"operators:  (over {len(leaves)} leaf nodes)" in lines
     assert histogram[0] == ["MatMul", "17"]
+
+
+def test_info_counts_flops_of_a_dynamic_batch_per_sample(tmp_path: Path) -> None:
+    path = tmp_path / "dyn.onnx"
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "dyn",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 16])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 32])],
+        [onnx.numpy_helper.from_array(np.zeros((16, 32), np.float32), "w")],
+    )
+    onnx.save(onnx.helper.make_model(graph), str(path))
+    out = run("info", str(path))
+    assert out.returncode == 0, out.stderr
+    assert f"FLOPs:      {2 * 16 * 32:,} (unknown dims as 1)" in out.stdout.splitlines()
 
 
 def test_convert_reproduces_the_sample(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from xocview import __version__, desktop
 from xocview.cli_run import add_run_parser, cmd_run
 from xocview.errors import EditError, XocviewError
 from xocview.formats import registry
-from xocview.model import edits
+from xocview.model import edits, opfacts
 from xocview.model.graph import Graph
 from xocview.model.summary import shape_text, summarize
 
@@ -196,6 +196,8 @@ def _print_info(name: str) -> None:
     print(f"tensors:    {s.num_tensors} ({kinds or 'none'})")
     unsized = f" (and {s.unsized_weights} weights of unknown shape)" if s.unsized_weights else ""
     print(f"parameters: {s.parameters:,}{unsized}")
+    total, unknown, assumed = opfacts.graph_flops_assuming(graph, 1)
+    print(f"FLOPs:      {opfacts.flops_text(total, assumed, unknown)}")
     for title, tensors in (("inputs", s.inputs), ("outputs", s.outputs)):
         print(f"{title}:")
         for t in tensors:

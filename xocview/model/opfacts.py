@@ -29,6 +29,7 @@ __all__ = [
     "category",
     "flops",
     "flops_assuming",
+    "flops_text",
     "graph_flops",
     "graph_flops_assuming",
     "input_names",
@@ -395,3 +396,12 @@ def _graph_flops(shapes: _Shapes) -> tuple[int, int, bool]:
         else:
             total += f
     return total, unknown, shapes.assumed
+
+
+def flops_text(ops: int | None, assumed: bool, unknown_nodes: int = 0) -> str:
+    """FLOPs as the inspector and ``xocview info`` show them: a count that took unknown
+    dimensions (a dynamic batch) as 1 says so, and so do leaves without a count."""
+    if ops is None:
+        return "unknown"
+    text = f"{ops:,} (unknown dims as 1)" if assumed else f"{ops:,}"
+    return text + (f" ({unknown_nodes} nodes unknown)" if unknown_nodes else "")

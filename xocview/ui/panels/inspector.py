@@ -337,7 +337,7 @@ class Inspector(QWidget):
         else:
             self._row(t, "Category", opfacts.category(node.op_type))
             ops, assumed = opfacts.flops_assuming(g, i, 1)
-            self._row(t, "FLOPs", _flops_text(ops, assumed))
+            self._row(t, "FLOPs", opfacts.flops_text(ops, assumed))
             self._row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
         ms = doc.times_ms()[i]
         if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
@@ -425,8 +425,7 @@ class Inspector(QWidget):
         self._row(t, "Tensors", f"{s.num_tensors}")
         self._row(t, "Parameters", f"{s.parameters:,}")
         total, unknown, assumed = opfacts.graph_flops_assuming(g, 1)
-        text = _flops_text(total, assumed) + (f" ({unknown} nodes unknown)" if unknown else "")
-        self._row(t, "FLOPs", text)
+        self._row(t, "FLOPs", opfacts.flops_text(total, assumed, unknown))
         ins = self._row(t, "Inputs", str(len(g.inputs)))
         for k in g.inputs:
             self._tensor_row(ins, doc, k)
@@ -586,11 +585,3 @@ def parse_shape(text: str) -> list[int]:
         return [-1 if p.strip() in ("?", "-1") else int(p) for p in parts]
     except ValueError:
         return [text]  # type: ignore[list-item]  # the edit refuses it with its own message
-
-
-def _flops_text(ops: int | None, assumed: bool) -> str:
-    """FLOPs as the inspector shows them; a count that took unknown dimensions (a dynamic
-    batch) as 1 says so."""
-    if ops is None:
-        return "unknown"
-    return f"{ops:,} (unknown dims as 1)" if assumed else f"{ops:,}"
