@@ -51,6 +51,15 @@ class Layers:
         ]
         self.seg_upper, self.seg_lower, self.seg_layer = su, sl, upper_rank
         self.clusters: Clusters | None = None
+        self._plans: dict[tuple[int, bool], _MedianPlan] = {}
+
+    def plan(self, r: int, down: bool) -> _MedianPlan:
+        """What sorting layer ``r`` against its upper (``down``) or lower neighbour layer needs
+        that the positions do not change, made on first use."""
+        got = self._plans.get((r, down))
+        if got is None:
+            got = self._plans[(r, down)] = _MedianPlan(self, r, down)
+        return got
 
     def crossings(self, pos: np.ndarray) -> int:
         return count_crossings(self.seg_upper, self.seg_lower, self.seg_layer, pos)
@@ -126,56 +135,79 @@ def _dfs_order(lg: Layered, layers: Layers) -> np.ndarray:
     return np.asarray(pos, dtype=_I)
 
 
-def _neighbour_medians(
-    layers: Layers, pos: np.ndarray, r: int, down: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Median position of each layer-r node's neighbours on the fixed layer, and their count."""
-    members = layers.nodes[r]
-    if down:
-        other, mine = layers.below[r - 1]
-    else:
-        mine, other = layers.below[r]
-    k = len(members)
-    slot = layers.slot[mine]
-    counts = np.bincount(slot, minlength=k)
-    op = pos[other]
-    order = np.lexsort((op, slot))
-    sorted_pos = op[order].astype(np.float64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    has = counts > 0
-    med = np.zeros(k)
-    lo = starts[has] + (counts[has] - 1) // 2
-    hi = starts[has] + counts[has] // 2
-    med[has] = (sorted_pos[lo] + sorted_pos[hi]) / 2
+class _MedianPlan:
+    """The fixed part of sorting one layer against one neighbour layer.
+
+    The segments to the fixed layer are grouped by the slot of their end in this layer, so the
+    neighbours' positions of every node come out sorted from one sort of ``base + position``:
+    groups are contiguous and ``base`` (slot times a bound on positions) keeps them apart.
+    """
+
+    def __init__(self, layers: Layers, r: int, down: bool) -> None:
+        members = layers.nodes[r]
+        mine, other = layers.below[r - 1][::-1] if down else layers.below[r]
+        k = len(members)
+        slot = layers.slot[mine]
+        by_slot = np.argsort(slot, kind="stable")
+        self.other = other[by_slot]
+        fixed = r - 1 if down else r + 1  # the neighbour layer; positions there are below bound
+        bound = len(layers.nodes[fixed]) if 0 <= fixed < layers.count else 1
+        self.base = slot[by_slot] * bound
+        counts = np.bincount(slot, minlength=k)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(_I)
+        self.has = counts > 0
+        self.none = ~self.has if not self.has.all() else None
+        self.lo = starts[self.has] + (counts[self.has] - 1) // 2
+        self.hi = starts[self.has] + counts[self.has] // 2
+        # Gansner's weighted median for even counts above two (see _neighbour_medians).
+        even = self.has & (counts > 2) & (counts % 2 == 0)
+        self.even = even if even.any() else None
+        self.even_first = starts[even]
+        self.even_count = counts[even]
+        self.members = members
+        comp = layers.comp[members]
+        self.comp = comp if k and (comp != comp[0]).any() else None  # one component: no key
+        self.slots = np.arange(k, dtype=_I)
+
+
+def _neighbour_medians(plan: _MedianPlan, pos: np.ndarray) -> np.ndarray:
+    """Median position of each node's neighbours on the fixed layer (0 where it has none)."""
+    sorted_pos = np.sort(plan.base + pos[plan.other]) - plan.base
+    med = np.zeros(len(plan.members))
+    med[plan.has] = (sorted_pos[plan.lo] + sorted_pos[plan.hi]) / 2
     # Gansner's weighted median for even counts above two: lean towards the side whose
     # neighbours are packed closer together.
-    even = has & (counts > 2) & (counts % 2 == 0)
-    if even.any():
-        s0, c = starts[even], counts[even]
+    if plan.even is not None:
+        s0, c = plan.even_first, plan.even_count
         first, last = sorted_pos[s0], sorted_pos[s0 + c - 1]
         mid_lo, mid_hi = sorted_pos[s0 + c // 2 - 1], sorted_pos[s0 + c // 2]
         left, right = mid_lo - first, last - mid_hi
         total = left + right
-        med[even] = np.where(
+        med[plan.even] = np.where(
             total > 0,
             (mid_lo * right + mid_hi * left) / np.maximum(total, 1e-12),
             (mid_lo + mid_hi) / 2,
         )
-    return med, counts
+    return med
 
 
 def _sort_layer(layers: Layers, pos: np.ndarray, r: int, down: bool) -> None:
     members = layers.nodes[r]
     if len(members) < 2:
         return
-    med, counts = _neighbour_medians(layers, pos, r, down)
+    plan = layers.plan(r, down)
+    key = _neighbour_medians(plan, pos)
     current = pos[members].astype(np.float64)
     # A node without neighbours on the fixed side keeps its place among the others.
-    key = np.where(counts > 0, med, np.nan)
-    key = _fill_in_place(key, current)
+    if plan.none is not None:
+        key[plan.none] = np.nan
+        key = _fill_in_place(key, current)
     cols = _keys(layers, members, key)
-    order = np.lexsort((current, *cols[::-1], layers.comp[members]))
-    pos[members[order]] = np.arange(len(members), dtype=_I)
+    if plan.comp is None:
+        order = np.lexsort((current, *cols[::-1]))
+    else:
+        order = np.lexsort((current, *cols[::-1], plan.comp))
+    pos[members[order]] = plan.slots
 
 
 def _keys(layers: Layers, members: np.ndarray, key: np.ndarray) -> list[np.ndarray]:
