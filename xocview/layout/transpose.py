@@ -81,13 +81,20 @@ def transpose(
         for lp in (0, 1)
         for q in (0, 1)
     ]
+    # A pair is looked at again only when it or a neighbour of its nodes moved since its phase
+    # last ran: otherwise its counts, and so its "no swap", are what they were.
+    touched = np.zeros(n, dtype=_I)  # the step at which a node or a neighbour of it last moved
+    last_run = [-1] * len(phases)
+    step = 0
     for _ in range(max_passes):
         changed = False
-        for i in phases:
+        for p, i in enumerate(phases):
+            step += 1
             if not len(i):
                 continue
             v, w = seq[i], seq[i + 1]
-            ok = comp[v] == comp[w]
+            ok = (comp[v] == comp[w]) & (np.maximum(touched[v], touched[w]) >= last_run[p])
+            last_run[p] = step
             i, v, w = i[ok], v[ok], w[ok]
             up_now, up_sw = _pair_crossings(adj.up_ptr, adj.up, pos, v, w)
             dn_now, dn_sw = _pair_crossings(adj.down_ptr, adj.down, pos, v, w)
@@ -100,6 +107,17 @@ def transpose(
             seq[i], seq[i + 1] = w, v
             pos[v] += 1
             pos[w] -= 1
+            moved = np.concatenate([v, w])
+            touched[moved] = step
+            touched[_neighbours(adj.up_ptr, adj.up, moved)] = step
+            touched[_neighbours(adj.down_ptr, adj.down, moved)] = step
         if not changed:
             break
     return pos
+
+
+def _neighbours(ptr: np.ndarray, nb: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The concatenated neighbour lists of ``nodes``."""
+    counts = ptr[nodes + 1] - ptr[nodes]
+    first = np.repeat(ptr[nodes] - (np.cumsum(counts) - counts), counts)
+    return nb[first + np.arange(int(counts.sum()), dtype=_I)]
