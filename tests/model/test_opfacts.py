@@ -20,6 +20,7 @@ from xocview.model.opfacts import (
     category,
     flops,
     flops_assuming,
+    flops_text,
     graph_flops,
     graph_flops_assuming,
     input_names,
@@ -342,6 +343,24 @@ def test_graph_flops_with_unknown_dims_as_one() -> None:
     assert graph_flops(g, unknown_dims=1) == (16, 0)
     assert graph_flops_assuming(g) == (16, 0, True)
     assert graph_flops_assuming(g, 4) == (64, 0, True)
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        ((1056, False, 0), "1,056"),
+        ((1056, True, 0), "1,056 (unknown dims as 1)"),
+        ((1056, False, 3), "at least 1,056 (3 nodes without a count)"),
+        ((1056, True, 3), "at least 1,056 (unknown dims as 1; 3 nodes without a count)"),
+        ((0, False, 153), "unknown (153 nodes without a count)"),
+        ((0, False, 0), "0"),
+        ((None, False, 0), "unknown"),
+    ],
+)
+def test_flops_text_says_what_the_count_rests_on(
+    args: tuple[int | None, bool, int], text: str
+) -> None:
+    assert flops_text(*args) == text
 
 
 def test_rank_unknown_is_unknown() -> None:

@@ -399,9 +399,16 @@ def _graph_flops(shapes: _Shapes) -> tuple[int, int, bool]:
 
 
 def flops_text(ops: int | None, assumed: bool, unknown_nodes: int = 0) -> str:
-    """FLOPs as the inspector and ``xocview info`` show them: a count that took unknown
-    dimensions (a dynamic batch) as 1 says so, and so do leaves without a count."""
-    if ops is None:
-        return "unknown"
-    text = f"{ops:,} (unknown dims as 1)" if assumed else f"{ops:,}"
-    return text + (f" ({unknown_nodes} nodes unknown)" if unknown_nodes else "")
+    """FLOPs as the inspector and ``xocview info`` show them.
+
+    A count that took unknown dimensions (a dynamic batch) as 1 says so. Where some leaves have
+    no count, the others' sum is a lower bound, and says so; with nothing counted at all (a
+    file without shapes) it is unknown, not 0.
+    """
+    if ops is None or (unknown_nodes and not ops):
+        return f"unknown ({unknown_nodes} nodes without a count)" if unknown_nodes else "unknown"
+    text = f"{ops:,}" if not unknown_nodes else f"at least {ops:,}"
+    notes = ["unknown dims as 1"] if assumed else []
+    if unknown_nodes:
+        notes.append(f"{unknown_nodes} nodes without a count")
+    return f"{text} ({'; '.join(notes)})" if notes else text
