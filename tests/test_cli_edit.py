@@ -95,7 +95,7 @@ def test_a_chain_of_edits_gives_the_expected_file(tmp_path: Path) -> None:
         (["--set", "l0.kt.perm=3"], "must be a list of ints"),
         (["--set", "l0.gelu.approximate=none"], "is not JSON"),
         (["--set", "nope.axis=1"], "no node id before a dot in 'nope.axis'"),
-        (["--shape", "x0=1,a"], "not integers separated by commas"),
+        (["--shape", "x0=1,a"], "is not sizes separated by commas"),
         (["--dtype", "x0=float13"], "unknown dtype 'float13'"),
         (["--rename", "x0=x_tok"], "a tensor with id 'x_tok' already exists"),
         (["--shape", "embedded=1", "--rename", "x0=embedded"], "no tensor with id 'embedded'"),

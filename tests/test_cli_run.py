@@ -101,6 +101,20 @@ def test_nnvm_corpus_file_runs_with_a_given_input_shape() -> None:
     assert missing.returncode == 1 and "input 'data'" in missing.stderr
 
 
+def test_save_fills_in_the_shapes_an_mxnet_file_leaves_out(tmp_path: Path) -> None:
+    path = corpus_path("nnvm", "mxnet08_mtcnn_det1-symbol.json")
+    saved = tmp_path / "measured.json"
+    done = xocview("run", str(path), "--shape", "data=1x3x12x12", "--save", str(saved))
+    assert done.returncode == 0, done.stderr
+    before, after = load(path), load(saved)
+    assert all(t.metadata.get("rank_unknown") for t in before.tensors)
+    shapes = {t.id: (t.shape, t.dtype, t.metadata.get("shape_source")) for t in after.tensors}
+    assert shapes["data"] == ([1, 3, 12, 12], "float32", "run")
+    assert shapes["conv1_weight"] == ([10, 3, 3, 3], "float32", "run")
+    assert shapes["conv1"] == ([1, 10, 10, 10], "float32", "run")
+    assert not any(t.metadata.get("rank_unknown") for t in after.tensors)
+
+
 def test_lightnet_corpus_file_runs() -> None:
     path = corpus_path("lightnet", "lightnet_yolov3_ir.json")
     done = xocview("run", str(path), "--top", "1")

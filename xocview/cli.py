@@ -20,7 +20,7 @@ from xocview.errors import EditError, XocviewError
 from xocview.formats import registry
 from xocview.model import edits, opfacts
 from xocview.model.graph import Graph
-from xocview.model.summary import shape_text, summarize
+from xocview.model.summary import parse_shape, shape_text, summarize
 
 __all__ = ["main"]
 
@@ -377,6 +377,6 @@ def _split_id(graph: Graph, text: str, kinds: tuple[str, ...]) -> tuple[str, str
 
 def _dims(text: str) -> list[int]:
     try:
-        return [int(d) for d in text.split(",")] if text.strip() else []
+        return parse_shape(text)
     except ValueError as e:
-        raise EditError(f"shape '{text}' is not integers separated by commas") from e
+        raise EditError(str(e)) from e

@@ -16,6 +16,7 @@ from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
 from xocview.model import Graph, edits
 from xocview.model.profile import TIME_KEY, times_as_metadata
+from xocview.model.summary import parse_shape
 
 __all__ = ["add_run_parser"]
 
@@ -58,7 +59,8 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "--save",
         metavar="OUT.json",
-        help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms)",
+        help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms) and the "
+        "measured shapes of tensors the file leaves without",
     )
 
 
@@ -75,10 +77,6 @@ def _pairs(items: list[str], what: str, parse: Callable[[str], Any]) -> dict[str
     return out
 
 
-def _dims(text: str) -> list[int]:
-    return [int(d) for d in text.split(",") if d.strip()]
-
-
 def cmd_run(ns: argparse.Namespace) -> int:
     """Load, run, print outputs and the slowest nodes; optionally write a profile and a graph."""
     for out in (ns.profile, ns.save):
@@ -86,7 +84,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
             raise XocviewError(f"{out}: the output must be a .json file")
     graph = registry.load(ns.file)
     feeds = _pairs(ns.input, "NAME=FILE.npy", str)
-    shapes = _pairs(ns.shape, "NAME=D,D,...", _dims)
+    shapes = _pairs(ns.shape, "NAME=D,D,...", parse_shape)
     symbols = _pairs(ns.dim, "SYMBOL=N", int)
     try:
         result = run(
@@ -119,7 +117,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         write_text_atomic(Path(ns.profile), json.dumps(_profile_json(graph, result), indent=2))
         print(f"wrote {ns.profile}")
     if ns.save:
-        edits.set_nodes_metadata(graph, TIME_KEY, times_as_metadata(result.node_times), "run")
+        times = times_as_metadata(result.node_times)
+        edits.record_run(graph, TIME_KEY, times, result.shapes, "run")
         registry.save(graph, Path(ns.save))
         print(f"wrote {ns.save} (with {TIME_KEY} of {len(result.node_times)} nodes)")
     return 0

@@ -6,7 +6,7 @@ import pytest
 
 from tests.model.conftest import chain, graph, grouped, node, tensor
 from xocview.model import Tensor
-from xocview.model.summary import format_shape, shape_text, summarize
+from xocview.model.summary import format_shape, parse_shape, shape_text, summarize
 
 # -- shapes ------------------------------------------------------------------------------------
 
@@ -23,6 +23,31 @@ from xocview.model.summary import format_shape, shape_text, summarize
 )
 def test_format_shape(shape: list[int], text: str) -> None:
     assert format_shape(shape) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("1,3,224,224", [1, 3, 224, 224]),
+        ("1x3x224x224", [1, 3, 224, 224]),
+        (" [1, 3, 224, 224] ", [1, 3, 224, 224]),
+        ("?x16", [-1, 16]),
+        ("-1,16", [-1, 16]),
+        ("", []),
+        ("scalar", []),
+    ],
+)
+def test_parse_shape_reads_what_people_type_and_format_shape_writes(
+    text: str, shape: list[int]
+) -> None:
+    assert parse_shape(text) == shape
+    assert parse_shape(format_shape(shape)) == shape
+
+
+@pytest.mark.parametrize("text", ["a,b", "1;2", "1.5,2"])
+def test_parse_shape_says_what_it_expected(text: str) -> None:
+    with pytest.raises(ValueError, match="such as 1,3,224,224"):
+        parse_shape(text)
 
 
 def test_format_shape_of_an_unknown_rank() -> None:

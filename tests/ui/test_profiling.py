@@ -11,13 +11,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
 
-from tests.conftest import REPO
+from tests.conftest import REPO, corpus_path
 from tests.ui.test_viewer import click_item, item_of
 from xocview.formats import load, save
 from xocview.model import Graph, Node, Tensor
 from xocview.model.profile import node_times_ms
 from xocview.ui.canvas.view import GraphView
-from xocview.ui.run_dialog import RunOptions
+from xocview.ui.run_dialog import RunDialog, RunOptions
 
 SAMPLES = REPO / "sample_graphs"
 
@@ -220,3 +220,37 @@ def test_a_dynamic_batch_gets_flops_per_sample_and_says_so(qtbot, window, tmp_pa
     window.runner.colour_actions["flops"].trigger()
     heat = view.doc.heat()
     assert heat is not None and heat.high > heat.low > 0
+
+
+def test_a_run_fills_in_the_shapes_an_mxnet_file_leaves_out(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The user types the input's shape in the Run dialog; after the run every tensor has the
+    shape it had in the run, undo takes them back with the times."""
+    view = open_file(qtbot, window, corpus_path("nnvm", "mxnet08_mtcnn_det1-symbol.json"))
+    doc = view.doc
+    conv1 = doc.graph.index.tensor_position("conv1")
+    assert doc.graph.tensors[conv1].metadata.get("rank_unknown")
+    run_and_wait(qtbot, window, RunOptions(shapes={"data": [1, 3, 12, 12]}, repeat=1, warmup=0))
+    t = doc.graph.tensors[conv1]
+    assert (t.shape, t.dtype, t.metadata) == ([1, 10, 10, 10], "float32", {"shape_source": "run"})
+    doc.select_tensor(conv1)
+    assert window.inspector.rows()["Shape"] == "1x10x10x10"
+    doc.undo_stack.undo()
+    assert doc.graph.tensors[conv1].metadata.get("rank_unknown")
+    assert not np.isfinite(doc.times_ms()).any()
+
+
+def test_the_run_dialog_takes_a_shape_and_refuses_a_bad_one(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    view = open_file(qtbot, window, corpus_path("nnvm", "mxnet08_mtcnn_det1-symbol.json"))
+    dialog = RunDialog(view.doc, window)
+    qtbot.addWidget(dialog)
+    accepted = RunDialog.DialogCode.Accepted
+    dialog.shape_edits["data"].setText("1,3,oops")
+    dialog.accept()
+    assert dialog.result() != accepted and "input 'data'" in dialog.problem.text()
+    dialog.shape_edits["data"].setText("?x3x12x12")
+    dialog.accept()
+    assert dialog.result() != accepted and "every size" in dialog.problem.text()
+    dialog.shape_edits["data"].setText("1x3x12x12")
+    dialog.accept()
+    assert dialog.result() == accepted
+    assert dialog.options().shapes == {"data": [1, 3, 12, 12]}

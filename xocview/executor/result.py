@@ -28,6 +28,9 @@ class RunResult:
     op_types: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)  # computed once before timing (constants)
+    # Shape and dtype of every tensor the run fed, made or computed, as measured: what files
+    # without shapes (MXNet symbols, LightNet IR) learn from a run.
+    shapes: dict[str, tuple[list[int], str]] = field(default_factory=dict)
 
     def time_by_op(self) -> dict[str, float]:
         """Summed median time per op type, slowest first."""

@@ -25,6 +25,7 @@ from xocview.executor.weight_shapes import (
     infer_weight_shape,
 )
 from xocview.model import Graph
+from xocview.model.dtypes import canonical_dtype
 
 __all__ = ["Progress", "run"]
 
@@ -169,6 +170,7 @@ class _Session:
     def store_constant(self, t: int, kind: str, value: np.ndarray) -> None:
         self.values[t] = value
         self.memory.add(value)
+        self.measure(t)
         if kind == "weight":
             self.result.weight_bytes += int(value.nbytes)
 
@@ -299,13 +301,20 @@ class _Session:
             )
 
     def account(self, step: Step) -> None:
-        """Memory and declared-shape checks, on the first pass only."""
+        """Memory and declared-shape checks, and measured shapes, on the first pass only."""
         memory, values = self.memory, self.values
         for _, t in step.outputs:
             memory.add(values[t])
             self.check_shape(step, t)
+            self.measure(t)
         for t in step.frees:
             memory.drop(values[t])
+
+    def measure(self, t: int) -> None:
+        value = self.values[t]
+        if isinstance(value, np.ndarray):
+            dtype = canonical_dtype(value.dtype.name) or "undefined"
+            self.result.shapes[self.graph.tensors[t].id] = (list(value.shape), dtype)
 
     def check_shape(self, step: Step, t: int) -> None:
         tensor = self.graph.tensors[t]

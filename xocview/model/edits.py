@@ -43,6 +43,7 @@ from xocview.model.edits_attrs import (
     set_nodes_metadata,
 )
 from xocview.model.edits_nodes import bypass_node, delete_node, group_nodes, ungroup
+from xocview.model.edits_run import record_run
 from xocview.model.edits_steps import Edit
 from xocview.model.edits_tensors import (
     mark_output,
@@ -67,6 +68,7 @@ __all__ = [
     "group_nodes",
     "infer_output",
     "mark_output",
+    "record_run",
     "remove_attribute",
     "rename_node",
     "rename_tensor",

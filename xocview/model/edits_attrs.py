@@ -27,6 +27,7 @@ __all__ = [
     "attribute_type",
     "check_attribute_value",
     "delete_metadata",
+    "nodes_metadata_steps",
     "remove_attribute",
     "set_attribute",
     "set_metadata",
@@ -226,6 +227,13 @@ def set_nodes_metadata(graph: Graph, key: str, values: dict[str, Any], descripti
     thousands. Raises EditError like ``set_metadata`` for an unknown id or a value without a
     JSON form, before anything changes.
     """
+    edit = Edit(description, tuple(nodes_metadata_steps(graph, key, values)))
+    edit.apply(graph)
+    return edit
+
+
+def nodes_metadata_steps(graph: Graph, key: str, values: dict[str, Any]) -> list[SetField]:
+    """The steps of ``set_nodes_metadata``, checked, not applied (for edits made of more)."""
     parts = key_parts(key)
     steps: list[SetField] = []
     for node_id, value in values.items():
@@ -235,6 +243,4 @@ def set_nodes_metadata(graph: Graph, key: str, values: dict[str, Any], descripti
         check_json(value, f"{place}.{key}")
         meta = graph.nodes[pos].metadata
         steps.append(SetField(("node", pos), "metadata", meta, set_path(meta, parts, value, place)))
-    edit = Edit(description, tuple(steps))
-    edit.apply(graph)
-    return edit
+    return steps

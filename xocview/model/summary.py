@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 from xocview.model.graph import TENSOR_KINDS, Graph, Tensor
 from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["GraphSummary", "format_shape", "shape_text", "summarize"]
+__all__ = ["GraphSummary", "format_shape", "parse_shape", "shape_text", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,22 @@ def format_shape(shape: list[int], rank_known: bool = True) -> str:
     if not shape:
         return "scalar"
     return "x".join("?" if d < 0 else str(d) for d in shape)
+
+
+def parse_shape(text: str) -> list[int]:
+    """The shape a person typed: ``1,3,224,224``, ``1x3x224x224`` or ``[1, 3, 224, 224]``;
+    ``?`` or -1 for an unknown size, empty or ``scalar`` for a scalar. Raises ValueError
+    saying what was expected."""
+    body = text.strip().strip("[]()").strip()
+    if body in ("", "scalar"):
+        return []
+    parts = [p for p in re.split(r"[,x×\s]+", body) if p]
+    try:
+        return [-1 if p == "?" else int(p) for p in parts]
+    except ValueError:
+        raise ValueError(
+            f"shape {text!r} is not sizes separated by commas or x, such as 1,3,224,224"
+        ) from None
 
 
 def shape_text(tensor: Tensor) -> str:

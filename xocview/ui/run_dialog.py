@@ -1,4 +1,5 @@
-"""The Run dialog: where each input's values come from, repeats, warm-up and symbol sizes."""
+"""The Run dialog: where each input's values come from (or its shape), repeats, warm-up and
+symbol sizes."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import unsupported_ops
-from xocview.model.summary import shape_text
+from xocview.model.summary import parse_shape, shape_text
 from xocview.ui.document import Document
 
 __all__ = ["RunDialog", "RunOptions", "ask_run_options"]
@@ -27,9 +28,11 @@ __all__ = ["RunDialog", "RunOptions", "ask_run_options"]
 
 @dataclass
 class RunOptions:
-    """What a run needs beyond the graph; ``feeds`` maps input ids to ``.npy`` paths."""
+    """What a run needs beyond the graph; ``feeds`` maps input ids to ``.npy`` paths and
+    ``shapes`` input ids to the shape of their random data (for inputs a file leaves without)."""
 
     feeds: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
     repeat: int = 3
     warmup: int = 1
     seed: int = 0
@@ -37,25 +40,37 @@ class RunOptions:
 
 
 class RunDialog(QDialog):
-    """One row per graph input (empty: seeded random data), then the run's settings."""
+    """One row per graph input: a ``.npy`` file, else seeded random data of the declared shape
+    or of the shape typed beside it (what MXNet and LightNet files leave out); then the run's
+    settings."""
 
     def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Run {doc.title}")
         graph = doc.graph
         self.paths: dict[str, QLineEdit] = {}
+        self.shape_edits: dict[str, QLineEdit] = {}
         form = QFormLayout()
         for t in graph.inputs:
             tensor = graph.tensors[t]
             edit = QLineEdit(self)
-            edit.setPlaceholderText(f"random {tensor.dtype} {shape_text(tensor)}")
+            dtype = "float32" if tensor.dtype == "undefined" else tensor.dtype  # as it runs
+            if tensor.metadata.get("rank_unknown"):
+                edit.setPlaceholderText(f"random {dtype}, shape at right")
+            else:
+                edit.setPlaceholderText(f"random {dtype} {shape_text(tensor)}")
             browse = QPushButton("Browse...", self)
             browse.clicked.connect(lambda _=False, e=edit: self._browse(e))
+            shape = QLineEdit(self)
+            shape.setPlaceholderText("shape, e.g. 1,3,224,224")
+            shape.setToolTip("The shape of the random data; needed where the file gives none")
             row = QHBoxLayout()
-            row.addWidget(edit, 1)
+            row.addWidget(edit, 2)
             row.addWidget(browse)
+            row.addWidget(shape, 1)
             form.addRow(tensor.id, row)
             self.paths[tensor.id] = edit
+            self.shape_edits[tensor.id] = shape
         if not graph.inputs:
             form.addRow(QLabel("The graph has no inputs."))
         self.repeat = _spin(1, 1000, 3)
@@ -68,6 +83,11 @@ class RunDialog(QDialog):
         form.addRow("Random seed", self.seed)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        self.problem = QLabel(self)
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #b00020")
+        self.problem.hide()
+        layout.addWidget(self.problem)
         missing = unsupported_ops(graph)
         if missing:
             ops = ", ".join(f"{op} ({n})" for op, n in sorted(missing.items()))
@@ -86,10 +106,37 @@ class RunDialog(QDialog):
         if name:
             edit.setText(name)
 
+    def accept(self) -> None:
+        """Close only with shapes that a run can use; else say which is wrong."""
+        try:
+            self.shapes()
+        except ValueError as e:
+            self.problem.setText(str(e))
+            self.problem.show()
+            return
+        super().accept()
+
+    def shapes(self) -> dict[str, list[int]]:
+        """The typed shapes by input id; ValueError naming the input for a bad one."""
+        out: dict[str, list[int]] = {}
+        for name, edit in self.shape_edits.items():
+            text = edit.text().strip()
+            if not text:
+                continue
+            try:
+                shape = parse_shape(text)
+            except ValueError as e:
+                raise ValueError(f"input '{name}': {e}") from None
+            if any(d < 0 for d in shape):
+                raise ValueError(f"input '{name}': a run needs every size of {text!r}")
+            out[name] = shape
+        return out
+
     def options(self) -> RunOptions:
         feeds = {k: e.text().strip() for k, e in self.paths.items() if e.text().strip()}
         return RunOptions(
             feeds=feeds,
+            shapes=self.shapes(),
             repeat=self.repeat.value(),
             warmup=self.warmup.value(),
             seed=self.seed.value(),

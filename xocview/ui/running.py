@@ -76,6 +76,7 @@ class RunJob(QRunnable):
                 warmup=o.warmup,
                 seed=o.seed,
                 symbol_default=o.symbol_default,
+                shapes=dict(o.shapes),
                 on_progress=self._progress,
                 cancel=lambda: self.cancelled,
             )
@@ -257,9 +258,10 @@ class RunController(QObject):
         if times:
             perform(
                 doc,
-                edits.set_nodes_metadata,
+                edits.record_run,
                 TIME_KEY,
                 times_as_metadata(times),
+                result.shapes,
                 f"record run times of {len(times):,} nodes",
             )
         doc.set_colour_by("time")
