@@ -40,7 +40,6 @@ from xocview.model.edits_attrs import (
     remove_attribute,
     set_attribute,
     set_metadata,
-    set_nodes_metadata,
 )
 from xocview.model.edits_nodes import bypass_node, delete_node, group_nodes, ungroup
 from xocview.model.edits_run import record_run
@@ -76,7 +75,6 @@ __all__ = [
     "set_dtype",
     "set_kind",
     "set_metadata",
-    "set_nodes_metadata",
     "set_shape",
     "ungroup",
     "unmark_output",

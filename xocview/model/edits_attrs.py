@@ -31,7 +31,6 @@ __all__ = [
     "remove_attribute",
     "set_attribute",
     "set_metadata",
-    "set_nodes_metadata",
 ]
 
 # Where an attribute the op's schema does not define is kept (as the ONNX loader does).
@@ -220,20 +219,10 @@ def delete_metadata(
     return edit
 
 
-def set_nodes_metadata(graph: Graph, key: str, values: dict[str, Any], description: str) -> Edit:
-    """Set the dotted ``key`` of many nodes at once (``{node id: value}``), as one edit.
-
-    What a profiling run records (``performance.time.cpu`` of every leaf) is one undo step, not
-    thousands. Raises EditError like ``set_metadata`` for an unknown id or a value without a
-    JSON form, before anything changes.
-    """
-    edit = Edit(description, tuple(nodes_metadata_steps(graph, key, values)))
-    edit.apply(graph)
-    return edit
-
-
 def nodes_metadata_steps(graph: Graph, key: str, values: dict[str, Any]) -> list[SetField]:
-    """The steps of ``set_nodes_metadata``, checked, not applied (for edits made of more)."""
+    """Steps that set the dotted ``key`` of many nodes (``{node id: value}``), checked, not
+    applied: what a profiling run records is one undo step, not thousands. Raises EditError
+    like ``set_metadata`` for an unknown id or a value without a JSON form."""
     parts = key_parts(key)
     steps: list[SetField] = []
     for node_id, value in values.items():

@@ -30,7 +30,7 @@ def record_run(
     description: str,
 ) -> Edit:
     """Set ``key`` of the nodes in ``times`` and fill in the measured shapes and dtypes that
-    the graph lacks, as one undo step. Raises EditError like ``set_nodes_metadata`` (unknown
+    the graph lacks, as one undo step. Raises EditError like ``nodes_metadata_steps`` (unknown
     node, value without a JSON form) before anything changes; unknown tensors are skipped."""
     steps: list[Step] = [*nodes_metadata_steps(graph, key, times)]
     steps += measured_shape_steps(graph, measured)
