@@ -49,6 +49,9 @@ FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;
 MAX_RECENT = 10
 
 
+INSPECTOR_WIDTH = 380  # pixels, at first start
+
+
 class MainWindow(QMainWindow):
     """Opens files in tabs; ``errors`` keeps the messages shown for files that failed."""
 
@@ -113,6 +116,8 @@ class MainWindow(QMainWindow):
         self._set_busy(False)
         self._make_menus()
         self.runner = RunController(self)
+        # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
+        self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
