@@ -47,8 +47,6 @@ __all__ = ["MainWindow"]
 
 FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;All files (*)"
 MAX_RECENT = 10
-
-
 INSPECTOR_WIDTH = 380  # pixels, at first start
 
 

@@ -85,7 +85,7 @@ class RunDialog(QDialog):
         layout.addLayout(form)
         self.problem = QLabel(self)
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #b00020")
+        self.problem.setStyleSheet("color: #b3261e")  # as the inspector's messages
         self.problem.hide()
         layout.addWidget(self.problem)
         missing = unsupported_ops(graph)
