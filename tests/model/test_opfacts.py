@@ -334,6 +334,15 @@ def test_unknown_dims_leave_rules_and_rank_unknown_alone() -> None:
     assert flops(g, 0, unknown_dims=1) is None
 
 
+def test_an_uncounted_node_assumes_nothing() -> None:
+    """Conv's weight is of unknown rank and it has no kernel_shape: nothing is counted, so
+    nothing was assumed, though its output's batch was read as 1 on the way."""
+    conv = one("Conv", [[-1, 3, 8, 8], [1]], [-1, 4, 6, 6])
+    conv.tensors[1].metadata["rank_unknown"] = True
+    assert flops_assuming(conv, 0) == (None, False)
+    assert graph_flops_assuming(conv) == (0, 1, False)
+
+
 def test_graph_flops_with_unknown_dims_as_one() -> None:
     tensors = [tensor("x", "input", [-1, 8]), tensor("t", shape=[-1, 8])]
     tensors += [tensor("y", "output", [-1, 8])]

@@ -332,7 +332,8 @@ def flops(graph: Graph, node_index: int, *, unknown_dims: int | None = None) -> 
 def flops_assuming(graph: Graph, node_index: int, unknown_dims: int = 1) -> tuple[int | None, bool]:
     """``flops`` with unknown dimensions taken as ``unknown_dims``, and whether any was."""
     shapes = _Shapes(graph, unknown_dims)
-    return _flops(shapes, node_index), shapes.assumed
+    ops = _flops(shapes, node_index)
+    return ops, ops is not None and shapes.assumed
 
 
 def _flops(shapes: _Shapes, node_index: int) -> int | None:
@@ -387,15 +388,18 @@ def graph_flops_assuming(graph: Graph, unknown_dims: int = 1) -> tuple[int, int,
 def _graph_flops(shapes: _Shapes) -> tuple[int, int, bool]:
     is_group = Hierarchy(shapes.graph).is_group.tolist()
     total = unknown = 0
+    assumed = False  # by a node that was counted
     for i, group in enumerate(is_group):
         if group:
             continue
+        shapes.assumed = False
         f = _flops(shapes, i)
         if f is None:
             unknown += 1
         else:
             total += f
-    return total, unknown, shapes.assumed
+            assumed = assumed or shapes.assumed
+    return total, unknown, assumed
 
 
 def flops_text(ops: int | None, assumed: bool, unknown_nodes: int = 0) -> str:
