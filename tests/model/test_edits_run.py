@@ -48,6 +48,7 @@ def test_one_undo_step_restores_everything() -> None:
     g = sample()
     before = copy.deepcopy(g)
     edit = edits.record_run(g, "performance.time.cpu", {"relu": 0.5}, MEASURED, "run")
+    assert edit.description == "run and the measured shapes of 3 tensors"  # h, w and y
     assert g != before
     edit.revert(g)
     assert g == before

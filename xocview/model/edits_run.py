@@ -30,10 +30,15 @@ def record_run(
     description: str,
 ) -> Edit:
     """Set ``key`` of the nodes in ``times`` and fill in the measured shapes and dtypes that
-    the graph lacks, as one undo step. Raises EditError like ``nodes_metadata_steps`` (unknown
-    node, value without a JSON form) before anything changes; unknown tensors are skipped."""
+    the graph lacks, as one undo step; its description counts the tensors filled in. Raises
+    EditError like ``nodes_metadata_steps`` (unknown node, value without a JSON form) before
+    anything changes; unknown tensors are skipped."""
     steps: list[Step] = [*nodes_metadata_steps(graph, key, times)]
-    steps += measured_shape_steps(graph, measured)
+    filled = measured_shape_steps(graph, measured)
+    steps += filled
+    tensors = sum(1 for step in filled if step.field == "metadata")  # one per tensor filled
+    if tensors:
+        description += f" and the measured shapes of {tensors:,} tensors"
     edit = Edit(description, tuple(steps))
     edit.apply(graph)
     return edit
