@@ -8,7 +8,7 @@ import numpy as np
 
 from xocview.executor.registry import kernel
 
-__all__ = ["legacy_broadcast", "register_legacy"]
+__all__ = ["binary_ufunc_kernel", "legacy_broadcast", "register_legacy"]
 
 
 def legacy_broadcast(b: np.ndarray, a_ndim: int, broadcast: int, axis: int | None) -> np.ndarray:
@@ -62,19 +62,24 @@ def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q
 
 
-@kernel("Add", since=7)
-def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.add(a, b))
+def binary_ufunc_kernel(
+    op_type: str, ufunc: Callable[..., np.ndarray], since: int
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Register ``ufunc`` as the kernel of the two-input op ``op_type`` (numpy broadcasting,
+    as ONNX's multidirectional rule) from opset ``since``; returns the kernel."""
+
+    def run(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray(ufunc(a, b))
+
+    run.__name__ = run.__qualname__ = op_type.lower()
+    run.__doc__ = f"ONNX {op_type}: numpy's {ufunc.__name__}, with broadcasting."
+    kernel(op_type, since=since)(run)
+    return run
 
 
-@kernel("Sub", since=7)
-def sub(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.subtract(a, b))
-
-
-@kernel("Mul", since=7)
-def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.multiply(a, b))
+add = binary_ufunc_kernel("Add", np.add, 7)
+sub = binary_ufunc_kernel("Sub", np.subtract, 7)
+mul = binary_ufunc_kernel("Mul", np.multiply, 7)
 
 
 @kernel("Div", since=7)

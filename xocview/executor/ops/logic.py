@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xocview.executor.ops.elementwise import register_legacy
+from xocview.executor.ops.elementwise import binary_ufunc_kernel, register_legacy
 from xocview.executor.registry import kernel
 
 
@@ -14,44 +14,18 @@ def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.equal(a, b), dtype=bool)
 
 
-@kernel("Less", since=7)
-def less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.less(a, b))
-
-
-@kernel("Greater", since=7)
-def greater(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.greater(a, b))
-
-
-@kernel("LessOrEqual", since=12)
-def less_or_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.less_equal(a, b))
-
-
-@kernel("GreaterOrEqual", since=12)
-def greater_or_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.greater_equal(a, b))
+less = binary_ufunc_kernel("Less", np.less, 7)
+greater = binary_ufunc_kernel("Greater", np.greater, 7)
+binary_ufunc_kernel("LessOrEqual", np.less_equal, 12)
+binary_ufunc_kernel("GreaterOrEqual", np.greater_equal, 12)
+and_ = binary_ufunc_kernel("And", np.logical_and, 7)
+or_ = binary_ufunc_kernel("Or", np.logical_or, 7)
+xor = binary_ufunc_kernel("Xor", np.logical_xor, 7)
 
 
 @kernel("Not", since=1)
 def not_(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.logical_not(x))
-
-
-@kernel("And", since=7)
-def and_(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.logical_and(a, b))
-
-
-@kernel("Or", since=7)
-def or_(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.logical_or(a, b))
-
-
-@kernel("Xor", since=7)
-def xor(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(np.logical_xor(a, b))
 
 
 @kernel("Where", since=9)
