@@ -14,6 +14,23 @@ from xocview.executor.registry import lookup
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the per-op suite's reference")
 
 
+# The dtypes the per-op suites try, and (A, B) shapes for binary ops: equal, either side
+# broadcasting, rank mismatch, scalars, zero-length dims.
+FLOATS = ["float32", "float64", "float16"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+BROADCAST_SHAPES = [
+    ((2, 3, 4), (2, 3, 4)),
+    ((2, 3, 4), (4,)),
+    ((4,), (2, 3, 4)),
+    ((2, 1, 4), (3, 1)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((), ()),
+    ((0, 3), (3,)),
+    ((2, 0, 3), (1, 3)),
+]
+
+
 def _attr_for_onnx(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return numpy_helper.from_array(value)

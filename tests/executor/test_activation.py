@@ -9,10 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.executor.ort_reference import check_op, ours
-
-FLOATS = ["float32", "float64", "float16"]
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+from tests.executor.ort_reference import FLOATS, INTS, check_op, ours
 
 
 def rand(shape: tuple[int, ...], dtype: str, low: float = -5, high: float = 5, seed: int = 0):

@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.executor.ort_reference import check_op, ort_run, ours
+from tests.executor.ort_reference import FLOATS, INTS, check_op, ort_run, ours
 
-FLOATS = ["float32", "float64", "float16"]
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 NUMERIC = [*FLOATS, *INTS, "bool"]
 
 

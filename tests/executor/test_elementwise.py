@@ -7,24 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from tests.executor.ort_reference import check_op, ours
+from tests.executor.ort_reference import BROADCAST_SHAPES, FLOATS, INTS, check_op, ours
 from xocview.executor.ops.unary import erf_float64
 
-FLOATS = ["float32", "float64", "float16"]
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-
-# (A, B) shapes: equal, either side broadcasting, rank mismatch, scalars, zero-length dims
-SHAPES = [
-    ((2, 3, 4), (2, 3, 4)),
-    ((2, 3, 4), (4,)),
-    ((4,), (2, 3, 4)),
-    ((2, 1, 4), (3, 1)),
-    ((), (2, 3)),
-    ((2, 3), ()),
-    ((), ()),
-    ((0, 3), (3,)),
-    ((2, 0, 3), (1, 3)),
-]
+SHAPES = BROADCAST_SHAPES
 
 
 def rand(shape: tuple[int, ...], dtype: str, low: float = -5, high: float = 5, seed: int = 0):

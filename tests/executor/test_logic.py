@@ -5,21 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.executor.ort_reference import check_op, ours
+from tests.executor.ort_reference import BROADCAST_SHAPES, FLOATS, INTS, check_op, ours
 
-FLOATS = ["float32", "float64", "float16"]
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 COMPARISONS = ["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"]
 BOOLEAN = ["And", "Or", "Xor"]
-SHAPES = [
-    ((2, 3, 4), (2, 3, 4)),
-    ((2, 3, 4), (4,)),
-    ((4,), (2, 3, 4)),
-    ((2, 1, 4), (3, 1)),
-    ((), (2, 3)),
-    ((2, 3), ()),
-    ((0, 3), (3,)),
-]
+SHAPES = BROADCAST_SHAPES
 
 
 def rand(shape: tuple[int, ...], dtype: str, seed: int = 0) -> np.ndarray:
