@@ -39,6 +39,7 @@ from xocview.model.summary import shape_text, summarize
 from xocview.model.tensor_stats import TensorStats, stats
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
+from xocview.ui.panels import follow
 from xocview.ui.panels.histogram import HistogramWidget
 
 __all__ = ["Inspector", "npy_name", "write_npy"]
@@ -95,11 +96,7 @@ class Inspector(QWidget):
         layout.addWidget(self.values_strip)
 
     def set_document(self, doc: Document | None) -> None:
-        if self.doc is not None:
-            self.doc.selection_changed.disconnect(self.refresh)
-        self.doc = doc
-        if doc is not None:
-            doc.selection_changed.connect(self.refresh)
+        self.doc = follow(self.doc, doc, "selection_changed", self.refresh)
         self.refresh()
 
     # -- rows -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout,
 
 from xocview.model import Finding, validate
 from xocview.ui.document import Document
+from xocview.ui.panels import follow
 
 __all__ = ["ProblemsPanel", "place_target"]
 
@@ -46,11 +47,7 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.list)
 
     def set_document(self, doc: Document | None) -> None:
-        if self.doc is not None:
-            self.doc.model_changed.disconnect(self.refresh)
-        self.doc = doc
-        if doc is not None:
-            doc.model_changed.connect(self.refresh)
+        self.doc = follow(self.doc, doc, "model_changed", self.refresh)
         self.refresh()
 
     def refresh(self) -> None:

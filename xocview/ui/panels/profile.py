@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from xocview.executor import RunResult
 from xocview.ui.document import Document
+from xocview.ui.panels import follow
 
 __all__ = ["OpBars", "ProfilePanel"]
 
@@ -128,11 +129,7 @@ class ProfilePanel(QWidget):
             columns.addLayout(column, stretch)
 
     def set_document(self, doc: Document | None) -> None:
-        if self.doc is not None:
-            self.doc.model_changed.disconnect(self.refresh)
-        self.doc = doc
-        if doc is not None:
-            doc.model_changed.connect(self.refresh)
+        self.doc = follow(self.doc, doc, "model_changed", self.refresh)
         self.refresh()
 
     def refresh(self) -> None:
