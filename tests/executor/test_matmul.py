@@ -1,4 +1,4 @@
-"""Gemm, MatMul, MatMulInteger and Einsum against onnxruntime (and the spec where it has none)."""
+"""Gemm, MatMul and Einsum against onnxruntime; MatMulInteger against the spec's exact integers."""
 
 from __future__ import annotations
 
@@ -89,14 +89,48 @@ def q8(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return RNG.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
 
 
+def matmul_integer_spec(
+    a: np.ndarray, b: np.ndarray, za: np.ndarray | None, zb: np.ndarray | None
+) -> np.ndarray:
+    """MatMulInteger as ONNX defines it: (A - a_zero_point) @ (B - b_zero_point) in exact
+    integer arithmetic, int32 out. A zero point of A is a scalar or one per row (1-D of M);
+    one of B is a scalar or one per column (1-D of N).
+
+    onnxruntime is no yardstick here: its x86 uint8 x int8 kernel adds pairs of products in
+    int16 with saturation (the AVX2 u8s8 path), so its result depends on the CPU.
+    """
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    if za is not None:
+        a64 = a64 - (za.astype(np.int64)[:, None] if za.ndim == 1 else za.astype(np.int64))
+    if zb is not None:
+        b64 = b64 - zb.astype(np.int64)
+    return np.matmul(a64, b64).astype(np.int32)
+
+
 @pytest.mark.parametrize("a_dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("b_dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("zero_points", [False, True])
 def test_matmul_integer(a_dtype: Any, b_dtype: Any, zero_points: bool) -> None:
+    # Extreme values on purpose: 255 * 127 pairs are what a saturating int16 sum gets wrong.
     a, b = q8((2, 3, 16), a_dtype), q8((16, 5), b_dtype)
+    a[0, 0, :] = np.iinfo(a_dtype).max
+    b[:, 0] = np.iinfo(b_dtype).max
     za = q8((), a_dtype) if zero_points else None
     zb = q8((5,), b_dtype) if zero_points else None
-    check_op("MatMulInteger", [a, b, za, zb], {})
+    (got,) = ours("MatMulInteger", [a, b, za, zb], {})
+    expected = matmul_integer_spec(a, b, za, zb)
+    assert got.dtype == np.int32
+    assert got.shape == (2, 3, 5)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_matmul_integer_spec_is_exact_where_int16_pairs_saturate() -> None:
+    """The reference itself: 255 * 127 + 255 * 127 = 64,770 does not fit int16 (32,767)."""
+    a = np.full((1, 2), 255, np.uint8)
+    b = np.full((2, 1), 127, np.int8)
+    assert matmul_integer_spec(a, b, None, None)[0, 0] == 64_770
+    (got,) = ours("MatMulInteger", [a, b, None, None], {})
+    assert got[0, 0] == 64_770
 
 
 def test_matmul_integer_per_row_zero_point() -> None:
@@ -107,6 +141,7 @@ def test_matmul_integer_per_row_zero_point() -> None:
     expected = (a.astype(np.int64) - za[:, None]) @ (b.astype(np.int64) - zb)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got, matmul_integer_spec(a, b, za, zb))
 
 
 @pytest.mark.parametrize(
