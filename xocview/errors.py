@@ -2,18 +2,62 @@
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
+    "QUOTE_LIMIT",
     "DesktopError",
     "EditError",
     "FormatError",
     "RunError",
     "UnknownFormatError",
     "XocviewError",
+    "shorten",
+    "shorten_message",
 ]
+
+# A value quoted in a message (an id, a name, a string) keeps this many characters; a file may
+# hold a megabyte-long name, and a one-line error must stay one readable line.
+QUOTE_LIMIT = 80
+# A message as a whole: many short values (a list of 100k ids) are cut as well.
+MESSAGE_LIMIT = 2000
+# A free-form message may hold file paths, which stay whole up to this length.
+PATH_LIMIT = 300
+
+_NOT_BLANK = r"[^\s'\"]"
+
+
+def shorten(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``value`` as text of at most about ``limit`` characters, saying how many were cut."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def shorten_message(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` with each run of over ``limit`` non-blank characters shortened, then capped.
+
+    Messages are built from file contents in many places; cutting here, where every error and
+    finding passes, keeps each of them one line whatever the file holds.
+    """
+    if len(text) <= limit:
+        return text
+    run = re.compile(_NOT_BLANK + "{" + str(limit + 1) + ",}")
+    text = run.sub(lambda m: shorten(m.group(0), limit), text)
+    return shorten(text, MESSAGE_LIMIT)
 
 
 class XocviewError(Exception):
-    """Base of every error xocview raises on purpose; the CLI and GUI show its message alone."""
+    """Base of every error xocview raises on purpose; the CLI and GUI show its message alone.
+
+    The message is shortened (see ``shorten_message``) so that no file can make it unreadable.
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (shorten_message(args[0], PATH_LIMIT),)
+        super().__init__(*args)
 
 
 class FormatError(XocviewError):
@@ -28,11 +72,12 @@ class FormatError(XocviewError):
         self.place = place
         self.problem = problem
         self.expected = expected
-        parts = [p for p in (file, place, problem) if p]
-        text = ": ".join(parts)
+        parts = [shorten(file, PATH_LIMIT)]
+        parts += [shorten_message(p) for p in (place, problem) if p]
+        text = ": ".join(p for p in parts if p)
         if expected:
-            text += f"; expected {expected}"
-        super().__init__(text)
+            text += f"; expected {shorten_message(expected)}"
+        Exception.__init__(self, shorten(text, MESSAGE_LIMIT))
 
 
 class UnknownFormatError(FormatError):

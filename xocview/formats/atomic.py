@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import re
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from xocview.errors import FormatError
 
-__all__ = ["write_atomic", "write_text_atomic"]
+__all__ = ["remove_stale_temporaries", "write_atomic", "write_text_atomic"]
+
+# A temporary file left by a save that was killed (SIGKILL, power loss) is removed by the next
+# save of the same file when its writer is gone, or, whoever wrote it, when it is a day old.
+_STALE_AGE = 24 * 3600
+_OURS = re.compile(r"\.xoc(\d+)-[^/]*\.tmp\Z")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -29,9 +37,12 @@ def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise FormatError(str(path), "", "cannot save: the folder does not exist")
+    remove_stale_temporaries(path)
     try:
         mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.xoc{os.getpid()}-", suffix=".tmp", dir=folder
+        )
     except OSError as e:
         raise FormatError(str(path), "", f"cannot save: {e.strerror}") from e
     try:
@@ -51,3 +62,40 @@ def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
         if isinstance(e, OSError):
             raise FormatError(str(path), "", f"cannot save: {e.strerror}") from e
         raise
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove our own leftover temporary files of ``path``; returns what was removed.
+
+    Ours are named ``.NAME.xoc<pid>-<random>.tmp``; one whose process no longer runs, or that
+    is older than a day, is stale. A save still running in another process is left alone.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    pattern = os.path.join(glob.escape(str(folder)), glob.escape(f".{path.name}.") + "xoc*.tmp")
+    removed: list[Path] = []
+    now = time.time()
+    for name in glob.glob(pattern):
+        m = _OURS.search(name[len(str(folder)) :])
+        if m is None:
+            continue
+        try:
+            old = now - os.lstat(name).st_mtime > _STALE_AGE
+        except OSError:
+            continue
+        if old or not _process_runs(int(m.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+                removed.append(Path(name))
+    return removed
+
+
+def _process_runs(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of ours may be saving the same file
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or a pid we cannot ask about: leave the file
+    return True

@@ -18,6 +18,7 @@ from typing import Any
 __all__ = ["MAX_DEPTH", "parse", "parse_attrs"]
 
 MAX_DEPTH = 32  # deeper nesting is kept as text: no file needs it, and it bounds the recursion
+_MAX_DIGITS = 4000  # longer integers stay text (Python's int() refuses past 4,300 digits)
 
 _INT = re.compile(r"[+-]?\d+[lL]?")  # Python 2 longs ("8L") appear in old __shape__ values
 _FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
@@ -51,7 +52,7 @@ def parse(text: str) -> Any:
     if s in _WORDS:
         return _WORDS[s]
     if _INT.fullmatch(s):
-        return int(s.rstrip("lL"))
+        return int(s.rstrip("lL")) if len(s) <= _MAX_DIGITS else text
     if _FLOAT.fullmatch(s):
         return float(s)
     if s[0] in _CLOSE:
@@ -117,7 +118,11 @@ class _Parser:
             return self.sequence(end, _CLOSE[tok], depth + 1)
         if kind == "num":
             bare = tok.rstrip("lL")
-            return (int(bare) if _INT.fullmatch(tok) else float(bare)), end
+            if not _INT.fullmatch(tok):
+                return float(bare), end
+            if len(bare) > _MAX_DIGITS:
+                raise _NotRecognised  # Python refuses to convert it; the text is kept
+            return int(bare), end
         if kind == "str":
             return _unquote(tok), end
         if kind == "word" and tok in _INNER_WORDS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -36,7 +37,7 @@ def detect(source: Source) -> ModuleType:
         try:
             why = fmt.sniff(source)
         except FormatError as e:
-            if source.looks_like_json() and "invalid JSON" in e.problem:
+            if e is source.json_error:
                 raise  # a broken JSON file: the parse error is the useful message
             why = e.problem
         if why is None:
@@ -69,7 +70,13 @@ def _expand_metadata(graph: Graph) -> None:
 
 
 def check(path: str | Path) -> tuple[Graph, list[Finding]]:
-    """Every finding for a file: its format-level faults and the model's validation."""
+    """Every finding for a file, each fault once: its format-level faults and the model's
+    validation, placed where the file holds the graph.
+
+    A format may say where its graph sits in the file (``validation_place``: XOC JSON wrapped
+    in ``{"graph": ...}`` gives ``graph.``), so that both kinds of finding name the same place;
+    a validation finding at a place the reader already reported is the same fault and dropped.
+    """
     source = Source(path)
     fmt = detect(source)
     reader = getattr(fmt, "read_findings", None)
@@ -77,7 +84,15 @@ def check(path: str | Path) -> tuple[Graph, list[Finding]]:
         graph, found = reader(source)
     else:
         graph, found = fmt.load(source), []
-    return graph, found + validate(graph)
+    where = getattr(fmt, "validation_place", None)
+    prefix = where(source) if where is not None else ""
+    reported = {f.place for f in found}
+    for f in validate(graph):
+        if prefix:
+            f = replace(f, place=prefix + f.place)
+        if f.place not in reported:
+            found.append(f)
+    return graph, found
 
 
 def save(graph: Graph, path: str | Path) -> None:

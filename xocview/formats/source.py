@@ -3,14 +3,70 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from xocview.errors import FormatError
 
-__all__ = ["Source"]
+__all__ = ["MAX_FILE_SIZE", "Source", "read_regular_file"]
 
 _MISSING = object()
+# Protobuf cannot hold a message over 2 GiB and no graph JSON comes near it; a larger file is
+# refused before it is read rather than read whole into memory.
+MAX_FILE_SIZE = 2**31
+_LONG_NUMBER = re.compile(r"\d{4301,}")  # past Python's default int conversion limit
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE_SIZE) -> bytes:
+    """The bytes of ``path``; FormatError for anything that is not a regular file.
+
+    The file is opened without blocking and checked on the open descriptor before any byte is
+    read, so a FIFO cannot hang the reader and ``/dev/zero`` cannot fill the memory.
+    """
+    name = str(path) if name is None else name
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError as e:
+        raise FormatError(name, "", "is a folder, not a file") from e
+    except FileNotFoundError as e:
+        raise FormatError(name, "", "no such file") from e
+    except OSError as e:
+        raise FormatError(name, "", f"cannot be read ({e.strerror})") from e
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise FormatError(name, "", "is a folder, not a file")
+        for test, kind in _KINDS:
+            if test(info.st_mode):
+                raise FormatError(name, "", f"is {kind}, not a file", "a regular file")
+        raise FormatError(name, "", "is not a regular file", "a regular file")
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size > limit:
+            raise FormatError(
+                name,
+                "",
+                f"is {info.st_size:,} bytes, more than xocview reads ({limit:,})",
+                "a graph file under 2 GiB (weights in external data files)",
+            )
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise FormatError(name, "", f"cannot be read ({e.strerror})") from e
+    if len(data) > limit:  # the file grew while it was read
+        raise FormatError(name, "", f"is more than {limit:,} bytes", "a graph file under 2 GiB")
+    return data
 
 
 class Source:
@@ -32,14 +88,7 @@ class Source:
     @property
     def data(self) -> bytes:
         if self._bytes is None:
-            try:
-                self._bytes = self.path.read_bytes()
-            except IsADirectoryError as e:
-                raise FormatError(self.name, "", "is a folder, not a file") from e
-            except FileNotFoundError as e:
-                raise FormatError(self.name, "", "no such file") from e
-            except OSError as e:
-                raise FormatError(self.name, "", f"cannot be read ({e.strerror})") from e
+            self._bytes = read_regular_file(self.path, self.name)
         return self._bytes
 
     @property
@@ -50,6 +99,11 @@ class Source:
         """True when the first non-blank byte opens a JSON object or array."""
         stripped = self.head.lstrip(b" \t\r\n\xef\xbb\xbf")
         return stripped[:1] in (b"{", b"[")
+
+    @property
+    def json_error(self) -> FormatError | None:
+        """Why the file is not JSON, once ``json`` has been asked for and failed."""
+        return self._json_error
 
     @property
     def json(self) -> Any:
@@ -70,6 +124,32 @@ class Source:
                         self.name, f"line {e.lineno} column {e.colno}", f"invalid JSON: {e.msg}"
                     )
                     self._json_error.__cause__ = e
+                except RecursionError as e:
+                    self._json_error = FormatError(
+                        self.name,
+                        "",
+                        "JSON nested too deeply to read",
+                        "arrays and objects nested at most a few hundred levels",
+                    )
+                    self._json_error.__cause__ = e
+                except ValueError as e:  # an integer past Python's conversion limit
+                    self._json_error = FormatError(
+                        self.name,
+                        _place_of_long_number(text),
+                        "a number with more than 4,300 digits",
+                        "numbers of ordinary size",
+                    )
+                    self._json_error.__cause__ = e
         if self._json_error is not None:
             raise self._json_error
         return self._json
+
+
+def _place_of_long_number(text: str) -> str:
+    """``line L column C`` of the first overlong number, or '' when none is found."""
+    m = _LONG_NUMBER.search(text)
+    if m is None:
+        return ""
+    line = text.count("\n", 0, m.start()) + 1
+    column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    return f"line {line} column {column}"

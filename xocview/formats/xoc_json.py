@@ -10,7 +10,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from xocview.errors import FormatError
+from xocview.errors import FormatError, shorten
 from xocview.formats.atomic import write_text_atomic
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
@@ -21,13 +21,23 @@ from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_ke
 from xocview.model.dtypes import DTYPES, canonical_dtype
 from xocview.model.graph import TENSOR_KINDS
 
-__all__ = ["EXTENSIONS", "NAME", "dumps", "load", "read_findings", "save", "sniff"]
+__all__ = [
+    "EXTENSIONS",
+    "NAME",
+    "dumps",
+    "load",
+    "read_findings",
+    "save",
+    "sniff",
+    "validation_place",
+]
 
 NAME = "XOC JSON"
 EXTENSIONS = (".json", ".xoc")
 EXPANDS_DOTTED_KEYS = True  # the reader expands them itself
 
 _KINDS = frozenset(TENSOR_KINDS)
+_MAX_DIM = 2**63 - 1  # a dimension is an int64 everywhere (ONNX, numpy)
 _ROOT_KEYS = frozenset(
     {"id", "name", "tensors", "nodes", "operators", "inputs", "outputs", "metadata", "edges"}
 )
@@ -64,6 +74,11 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     with gc_paused():
         graph = _Reader(source.name, found).graph(source.json)
     return graph, found
+
+
+def validation_place(source: Source) -> str:
+    """Where the graph sits in the file: ``graph.`` for ``{"graph": {...}}``, else ''."""
+    return _unwrap(source.json)[1]
 
 
 def save(graph: Graph, path: str | Path) -> None:
@@ -168,7 +183,7 @@ class _Reader:
                     and dtype in DTYPES
                     and md is None
                     and type(shape) is list
-                    and all(type(d) is int and d >= -1 for d in shape)
+                    and all(type(d) is int and -1 <= d <= _MAX_DIM for d in shape)
                 ):
                     append(Tensor(tid, kind, shape, dtype, {}))
                     continue
@@ -218,7 +233,7 @@ class _Reader:
         shape: list[int] = []
         symbols: list[str | None] = []
         for k, d in enumerate(raw):
-            if type(d) is int and d >= -1:
+            if type(d) is int and -1 <= d <= _MAX_DIM:
                 shape.append(d)
                 symbols.append(None)
             elif type(d) is str and d:
@@ -227,7 +242,7 @@ class _Reader:
             else:
                 self.fail(
                     f"{place}.shape[{k}]",
-                    f"dimension {d!r} is not an integer >= -1",
+                    f"dimension {shorten(repr(d))} is not an integer from -1 to 2**63-1",
                     "an integer (-1 for an unknown size) or a symbol name",
                 )
                 shape.append(-1)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import networkx as nx
 import numpy as np
 
+from xocview.errors import shorten_message
 from xocview.model.dtypes import DTYPES
 from xocview.model.graph import TENSOR_KINDS
 from xocview.model.schema import schema_attributes
@@ -34,6 +35,11 @@ class Finding:
     severity: Severity
     place: str
     message: str
+
+    def __post_init__(self) -> None:
+        # Places and messages quote the file's ids and values, which may be megabytes long.
+        object.__setattr__(self, "place", shorten_message(self.place))
+        object.__setattr__(self, "message", shorten_message(self.message))
 
     def __str__(self) -> str:
         return f"{self.place}: {self.severity}: {self.message}"
