@@ -13,7 +13,7 @@ from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
 from xocview.model.dotted import expand_dotted_if_possible
 
-__all__ = ["FORMATS", "check", "detect", "load", "save"]
+__all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]
 
 # Each module exposes NAME, EXTENSIONS, sniff(source) -> None | reason, load(source) -> Graph,
 # and save(graph, path) where the format can be written. Adding a format adds one row. A
@@ -48,13 +48,18 @@ def detect(source: Source) -> ModuleType:
 
 def load(path: str | Path) -> Graph:
     """The graph in ``path``, whatever its format; FormatError says what is wrong and where."""
-    source = Source(path)
+    return load_source(Source(path))[0]
+
+
+def load_source(source: Source) -> tuple[Graph, ModuleType]:
+    """The graph in ``source`` and the format that read it; the file is read once, whoever
+    asked for its bytes first (the GUI wants the format's name too). Raises as ``load``."""
     with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
         fmt = detect(source)
         graph = fmt.load(source)
         if not getattr(fmt, "EXPANDS_DOTTED_KEYS", False):
             _expand_metadata(graph)
-    return graph
+    return graph, fmt
 
 
 def _expand_metadata(graph: Graph) -> None:

@@ -7,8 +7,10 @@ Files reach a running xocview three ways: the command line of a second launch (h
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import TracebackType
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QFileOpenEvent, QIcon
@@ -17,8 +19,9 @@ from PySide6.QtWidgets import QApplication
 from xocview.resources import resource_path
 from xocview.ui.main_window import MainWindow
 from xocview.ui.single_instance import InstanceServer, send_to_running, server_name
+from xocview.ui.workers import internal_error
 
-__all__ = ["FileOpenFilter", "attach", "open_files", "run_gui", "start"]
+__all__ = ["FileOpenFilter", "attach", "open_files", "report_unexpected", "run_gui", "start"]
 
 
 class FileOpenFilter(QObject):
@@ -38,9 +41,9 @@ class FileOpenFilter(QObject):
 
 
 def open_files(window: MainWindow, paths: Sequence[Path]) -> None:
-    """Open each path in a new tab and bring the window to the front (un-minimised)."""
-    for path in paths:
-        window.open_path(path)
+    """Open each path in a new tab and bring the window to the front (un-minimised); the files
+    that fail are listed together in one non-modal list."""
+    window.open_paths(paths)
     state = window.windowState() & ~Qt.WindowState.WindowMinimized
     window.setWindowState(state | Qt.WindowState.WindowActive)
     window.show()
@@ -56,6 +59,20 @@ def attach(window: MainWindow, app: QApplication, name: str) -> InstanceServer:
     return server
 
 
+def report_unexpected(window: MainWindow) -> Callable[..., None]:
+    """A ``sys.excepthook`` for bugs in Qt slots: one "internal error" line in the window (the
+    traceback goes to stderr only, for a bug report), and the window lives on."""
+
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        traceback.print_exception(kind, error, tb)
+        if isinstance(error, KeyboardInterrupt):
+            QApplication.quit()
+            return
+        window.report(internal_error("xocview", error), "Internal error")
+
+    return hook
+
+
 def start(app: QApplication, files: Sequence[str], new_window: bool = False) -> MainWindow | None:
     """Hand ``files`` to the running xocview (None), or open a window that takes them."""
     paths = [Path(f).absolute() for f in files]
@@ -63,6 +80,7 @@ def start(app: QApplication, files: Sequence[str], new_window: bool = False) -> 
     if not new_window and send_to_running(name, paths):
         return None
     window = MainWindow()
+    sys.excepthook = report_unexpected(window)
     attach(window, app, name)
     window.show()
     open_files(window, paths)

@@ -11,6 +11,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QUndoStack
 
+from xocview.errors import shorten, shorten_message
 from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
@@ -26,6 +27,7 @@ ASYNC_FROM_ITEMS = 1000  # drawings with this many boxes relayout off the GUI th
 
 class _RelayoutSignals(QObject):
     done = Signal(int, object)
+    failed = Signal(int, str)
 
 
 class RelayoutJob(QRunnable):
@@ -46,9 +48,15 @@ class RelayoutJob(QRunnable):
 
     def run(self) -> None:
         generation, graph, expanded, direction, show_weights, hint = self.args
-        drawing = build_drawing(
-            graph, expanded, direction=direction, show_weights=show_weights, order_hint=hint
-        )
+        try:
+            drawing = build_drawing(
+                graph, expanded, direction=direction, show_weights=show_weights, order_hint=hint
+            )
+        except Exception as e:  # a bug of ours: the old picture stays, the window lives on
+            name = type(e).__name__
+            text = " ".join(str(e).split())
+            self.signals.failed.emit(generation, shorten_message(f"internal error: {name}: {text}"))
+            return
         self.signals.done.emit(generation, drawing)
 
 
@@ -68,6 +76,7 @@ class Document(QObject):
     model_changed = Signal()  # after an edit or its undo: panes re-read the graph
     dirty_changed = Signal(bool)
     heat_changed = Signal()  # colouring mode, scale or values changed
+    failed = Signal(str)  # a layout in the background failed: the one-line reason
 
     def __init__(
         self,
@@ -153,7 +162,7 @@ class Document(QObject):
 
     @property
     def title(self) -> str:
-        return self.path.name if self.path else self.graph.name
+        return self.path.name if self.path else shorten(self.graph.name, 60)
 
     # -- heat colouring -----------------------------------------------------------------------
 
@@ -251,6 +260,7 @@ class Document(QObject):
             self._hint(previous) if previous is not None else None,
         )
         job.signals.done.connect(self._relaid)
+        job.signals.failed.connect(self._relayout_failed)
         self.busy = True
         QThreadPool.globalInstance().start(job)
 
@@ -260,6 +270,11 @@ class Document(QObject):
         self.busy = False
         self.drawing = drawing
         self.drawing_changed.emit()
+
+    def _relayout_failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self.busy = False
+            self.failed.emit(message)
 
     def toggle(self, group: int) -> None:
         """Expand a collapsed group or collapse an expanded one (by node position)."""

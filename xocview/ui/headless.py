@@ -41,9 +41,12 @@ def render_file(
     direction: str = "TB",
     scale: float = 1.0,
 ) -> tuple[int, int]:
-    """Load ``source``, lay it out and draw it into ``target``; returns the image size."""
-    ensure_gui_application()
+    """Load ``source``, lay it out and draw it into ``target``; returns the image size.
+
+    The file is read before Qt starts, so that a file that cannot be read fails at once.
+    """
     graph = load(source)
+    ensure_gui_application()
     h = Hierarchy(graph)
     if expand_all:
         expanded = {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}

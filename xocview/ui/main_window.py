@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -35,6 +35,7 @@ from xocview.model import Graph
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.document import Document
+from xocview.ui.open_failures import OpenFailures
 from xocview.ui.panels.inspector import Inspector
 from xocview.ui.panels.problems import ProblemsPanel
 from xocview.ui.panels.search import SearchPanel
@@ -69,7 +70,7 @@ class MainWindow(QMainWindow):
         self.ask_unsaved: AskUnsaved = ask_unsaved
         self.undo_group = QUndoGroup(self)
         self.jobs: list[LoadJob] = []
-        self.pool = QThreadPool.globalInstance()
+        self.open_failures = OpenFailures(self)  # one list for files that fail, not a box each
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
         self.tabs.setDocumentMode(True)
@@ -261,17 +262,23 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         start = str(self.settings.value("last_dir", str(Path.home())))
         files, _ = QFileDialog.getOpenFileNames(self, "Open graphs", start, FILE_FILTER)
-        for name in files:
-            self.open_path(Path(name))
+        self.open_paths([Path(name) for name in files])
+
+    def open_paths(self, paths: Sequence[Path]) -> list[LoadJob]:
+        """Start loading each path; good files open in tabs, failures go to one list."""
+        return [self.open_path(path) for path in paths]
 
     def open_path(self, path: Path) -> LoadJob:
-        """Start loading ``path`` in the background; a tab opens when it is ready."""
+        """Start loading ``path`` in the background; a tab opens when it is ready.
+
+        A failure is listed in ``open_failures`` (one non-modal list for all of them).
+        """
         job = LoadJob(path)
         job.signals.done.connect(self._loaded)
         job.signals.failed.connect(self._failed)
         self.jobs.append(job)
         self._set_busy(True, f"Opening {path.name}...")
-        self.pool.start(job)
+        job.start()
         return job
 
     def add_document(
@@ -284,7 +291,8 @@ class MainWindow(QMainWindow):
     ) -> GraphView:
         doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
         view = GraphView(doc, self, self.theme_name)
-        view.refused.connect(self._report)
+        view.refused.connect(lambda message: self.report(message, "Edit refused"))
+        doc.failed.connect(lambda message: self.report(message, "Cannot lay out the graph"))
         self.undo_group.addStack(doc.undo_stack)
         doc.dirty_changed.connect(view.dirty_changed)
         view.dirty_changed.connect(self._mark_sender)
@@ -308,15 +316,7 @@ class MainWindow(QMainWindow):
         if job.cancelled:
             return
         self.errors.append(message)
-        box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            "Cannot open file",
-            message,
-            QMessageBox.StandardButton.Ok,
-            self,
-        )
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()  # not exec(): other files keep opening
+        self.open_failures.add(message)
 
     def _finish(self, job: LoadJob) -> None:
         if job in self.jobs:
@@ -367,17 +367,18 @@ class MainWindow(QMainWindow):
         return self._save(view, save_as) if view is not None else False
 
     def _save(self, view: GraphView, save_as: bool) -> bool:
-        ok = save_document(self, view.doc, self.ask_path, save_as, self._report)
+        ok = save_document(self, view.doc, self.ask_path, save_as, self.report)
         if ok:
             self._mark(view)
             if view.doc.path is not None:
                 self._remember(view.doc.path)
         return ok
 
-    def _report(self, message: str) -> None:
+    def report(self, message: str, title: str = "Cannot save") -> None:
+        """Show one message in a box that does not block the other windows' work."""
         self.errors.append(message)
         box = QMessageBox(
-            QMessageBox.Icon.Warning, "Cannot save", message, QMessageBox.StandardButton.Ok, self
+            QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self
         )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
@@ -436,9 +437,8 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        for url in event.mimeData().urls():
-            if url.isLocalFile():
-                self.open_path(Path(url.toLocalFile()))
+        urls = event.mimeData().urls()
+        self.open_paths([Path(url.toLocalFile()) for url in urls if url.isLocalFile()])
         event.acceptProposedAction()
 
     def export_dialog(self, suffix: str) -> None:
@@ -457,7 +457,7 @@ class MainWindow(QMainWindow):
         try:
             render_to_file(view.doc.drawing, path, self.theme_name)
         except XocviewError as e:
-            self._failed(LoadJob(path), str(e))
+            self.report(str(e), "Cannot export image")
 
     def set_theme(self, choice: str) -> None:
         """ "light", "dark", or "system" (follows the desktop's colour scheme as it changes)."""
@@ -494,7 +494,8 @@ class MainWindow(QMainWindow):
                 return
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
-        self.cancel_loading()
+        self.cancel_loading()  # load threads are abandoned, never waited for
+        self.runner.stop()  # a run stops at its next node instead of running to the end
         super().closeEvent(event)
 
 

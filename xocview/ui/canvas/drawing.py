@@ -15,7 +15,7 @@ from xocview.layout import layout
 from xocview.model import Graph, Hierarchy, Node, opfacts, visible_graph
 from xocview.model.summary import shape_text
 
-__all__ = ["Drawing", "build_drawing"]
+__all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide"]
 
 CHAR_W = 7.8  # average width of a bold title character at the base font size
 NODE_H = 34.0
@@ -25,6 +25,10 @@ TENSOR_H_DETAIL = 34.0
 MIN_W = 72.0
 PAD = 20.0
 FRAME_TITLE = 16.0
+# Labels longer than this are cut with an ellipsis before boxes are sized: a file may name a
+# node with a million characters, and its box must still be a box (the Inspector shows more).
+LABEL_CHARS = 48
+ELLIPSIS = "\u2026"
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 
@@ -115,17 +119,17 @@ def build_drawing(
         node = graph.nodes[i]
         if h.is_group[i]:
             kind[k] = KIND_GROUP
-            title.append(str(node.metadata.get("name") or node.op_type))
+            title.append(elide(str(node.metadata.get("name") or node.op_type)))
             detail.append(f"{int(h.child_count[i])} inside")
             cat.append("group")
         else:
-            title.append(node.op_type)
-            detail.append(det(node))
+            title.append(elide(node.op_type))
+            detail.append(elide(det(node)))
             cat.append(cats(node.op_type))
     for t in vis.tensor_items.tolist():
         ten = graph.tensors[t]
-        title.append(ten.id)
-        detail.append(shape_text(ten))
+        title.append(elide(ten.id))
+        detail.append(elide(shape_text(ten)))
         cat.append(ten.kind)
     kind[nn:] = KIND_TENSOR
     lengths = np.fromiter(
@@ -167,7 +171,7 @@ def build_drawing(
         rank_sep=rank_sep,
         clusters=clusters,
     )
-    labels = [shape_text(graph.tensors[t]) for t in vis.edge_tensor.tolist()]
+    labels = [elide(shape_text(graph.tensors[t])) for t in vis.edge_tensor.tolist()]
     d = Drawing(
         x=res.x,
         y=res.y,
@@ -197,7 +201,19 @@ def build_drawing(
     return d
 
 
+def elide(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, the last of them an ellipsis when it was longer.
+
+    Line breaks become spaces, since a label is one line.
+    """
+    if len(text) > limit:
+        text = text[: limit - 1] + ELLIPSIS
+    return text.replace("\n", " ").replace("\r", " ") if "\n" in text or "\r" in text else text
+
+
 def _frame_title(graph: Graph, g: int) -> str:
     node = graph.nodes[g]
-    name = node.metadata.get("name") or node.id
-    return f"{name}  ({node.op_type})" if node.op_type not in ("Scope", str(name)) else str(name)
+    name = str(node.metadata.get("name") or node.id)
+    if node.op_type in ("Scope", name):
+        return elide(name)
+    return f"{elide(name)}  ({elide(node.op_type, LABEL_CHARS // 2)})"

@@ -270,17 +270,36 @@ def _boxes(
         if white is not None and levels is not None:
             level = int(levels[i])
             painter.setPen(_WHITE if level >= 0 and white[level] else style.text)
+        title_font = style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font
         if detail and d.detail[i]:
             top = QRectF(r.left(), r.top() + 4, r.width(), r.height() / 2 - 2)
             bottom = QRectF(r.left(), r.center().y() + 1, r.width(), r.height() / 2 - 5)
-            painter.setFont(style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font)
-            painter.drawText(top, Qt.AlignmentFlag.AlignCenter, d.title[i])
+            painter.setFont(title_font)
+            painter.drawText(top, Qt.AlignmentFlag.AlignCenter, _fit(painter, d, i, 0, r))
             painter.setFont(style.detail_font)
-            painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter, d.detail[i])
+            painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter, _fit(painter, d, i, 1, r))
         else:
-            painter.setFont(style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font)
-            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, d.title[i])
+            painter.setFont(title_font)
+            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, _fit(painter, d, i, 0, r))
         if d.kind[i] == KIND_GROUP and detail:
             painter.drawText(
                 QRectF(r.right() - 16, r.top() + 2, 14, 14), Qt.AlignmentFlag.AlignCenter, "+"
             )
+
+
+def _fit(painter: QPainter, d: Drawing, i: int, line: int, r: QRectF) -> str:
+    """Item ``i``'s title (line 0) or detail (line 1) elided to its box in the painter's font.
+
+    Boxes are sized from character counts, and wide glyphs can still overflow them; the elided
+    text is made once per drawing and line.
+    """
+    fitted = cast(dict[tuple[int, int], str], d.paint_cache.setdefault("fitted", {}))
+    key = (i, line)
+    text = fitted.get(key)
+    if text is None:
+        full = d.title[i] if line == 0 else d.detail[i]
+        width = max(int(r.width()) - 8, 8)
+        text = fitted[key] = painter.fontMetrics().elidedText(
+            full, Qt.TextElideMode.ElideRight, width
+        )
+    return text

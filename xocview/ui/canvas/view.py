@@ -36,6 +36,7 @@ __all__ = ["GraphView"]
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
 OVERVIEW_FROM_ITEMS = 3000  # graphs with at least this many boxes get a cached overview
 OVERVIEW_PIXELS = 4096  # longest side of the overview picture
+RENAME_CHARS = 32767  # what a QLineEdit holds
 
 
 def _overview_scale(d: Drawing) -> float:
@@ -349,8 +350,11 @@ class GraphView(QGraphicsView):
         menu.exec(event.globalPos())
 
     def _rename(self, node_id: str) -> None:
-        text, ok = QInputDialog.getText(self, "Rename node", "New id:", text=node_id)
-        if ok and text != node_id:
+        # A line edit holds at most 32,767 characters: a longer id would come back cut, and OK
+        # would rename the node to its own prefix; such an id starts the edit empty instead.
+        start = node_id if len(node_id) <= RENAME_CHARS else ""
+        text, ok = QInputDialog.getText(self, "Rename node", "New id:", text=start)
+        if ok and text != start:
             self.edit(edits.rename_node, node_id, text)
 
     def _add_node(self) -> None:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from xocview.errors import FormatError, XocviewError
+from xocview.errors import FormatError, XocviewError, shorten
 from xocview.formats.atomic import write_atomic
 from xocview.model import DTYPES, Tensor, edits, opfacts
 from xocview.model.summary import shape_text, summarize
@@ -42,9 +42,14 @@ from xocview.ui.document import Document
 from xocview.ui.panels import follow
 from xocview.ui.panels.histogram import HistogramWidget
 
-__all__ = ["Inspector", "npy_name", "write_npy"]
+__all__ = ["Inspector", "cell_text", "npy_name", "write_npy"]
 
 _LINK_ROLE = Qt.ItemDataRole.UserRole + 1  # ("node" | "tensor", position)
+_FULL_ROLE = Qt.ItemDataRole.UserRole + 2  # the whole text of a cell shown shortened
+# A cell shows at most this many characters (a file may hold a megabyte-long name); the whole
+# value stays in the tooltip up to TOOLTIP_CHARS, and Copy always copies all of it.
+CELL_CHARS = 200
+TOOLTIP_CHARS = 2000
 
 
 class Inspector(QWidget):
@@ -140,8 +145,12 @@ class Inspector(QWidget):
         value: object = "",
         link: tuple[str, int] | None = None,
     ) -> QTreeWidgetItem:
-        item = QTreeWidgetItem([name, str(value)])
-        item.setToolTip(1, str(value))
+        text = str(value)
+        item = QTreeWidgetItem([shorten(name, CELL_CHARS), shorten(text, CELL_CHARS)])
+        item.setToolTip(1, text if len(text) <= TOOLTIP_CHARS else shorten(text, TOOLTIP_CHARS))
+        for column, full in ((0, name), (1, text)):
+            if len(full) > CELL_CHARS:
+                item.setData(column, _FULL_ROLE, full)
         if link is not None:
             item.setData(0, _LINK_ROLE, link)
             font = item.font(1)
@@ -225,7 +234,7 @@ class Inspector(QWidget):
             )
             parent = item.parent() if item is not None else None
             if item is not None and parent is not None and parent.text(0) == "Attributes":
-                name = item.text(0)
+                name = cell_text(item, 0)
                 out.append(
                     (
                         f"Remove Attribute '{name}'",
@@ -273,7 +282,7 @@ class Inspector(QWidget):
         """The dotted metadata key of a row under the Metadata root ("" for other rows)."""
         parts = []
         while item is not None and item.parent() is not None:
-            parts.append(item.text(0))
+            parts.append(cell_text(item, 0))
             item = item.parent()
         if item is None or item.text(0) != "Metadata":
             return ""
@@ -471,7 +480,7 @@ class Inspector(QWidget):
     def copy_value(self) -> None:
         item = self.tree.currentItem()
         if item is not None:
-            QGuiApplication.clipboard().setText(item.text(1) or item.text(0))
+            QGuiApplication.clipboard().setText(cell_text(item, 1) or cell_text(item, 0))
 
     def _follow(self, item: QTreeWidgetItem, _column: int) -> None:
         link = item.data(0, _LINK_ROLE)
@@ -483,6 +492,12 @@ class Inspector(QWidget):
             self.doc.select_node(pos)
         else:
             self.doc.select_tensor(pos)
+
+
+def cell_text(item: QTreeWidgetItem, column: int) -> str:
+    """The whole text of a cell, also when the tree shows it shortened."""
+    full = item.data(column, _FULL_ROLE)
+    return full if isinstance(full, str) else item.text(column)
 
 
 def _stat_rows(s: TensorStats, dtype: np.dtype) -> list[tuple[str, str]]:

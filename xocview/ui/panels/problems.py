@@ -11,6 +11,7 @@ import re
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from xocview.errors import shorten_message
 from xocview.model import Finding, validate
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
@@ -57,9 +58,10 @@ class ProblemsPanel(QWidget):
         warnings = len(self.findings) - errors
         self.summary.setText(f"{errors} errors, {warnings} warnings" if self.doc else "")
         for k, f in enumerate(self.findings):
-            item = QListWidgetItem(f"{f.severity}  {f.place}: {f.message}")
+            text = shorten_message(f"{f.severity}  {f.place}: {f.message}")
+            item = QListWidgetItem(" ".join(text.splitlines()))
             item.setData(Qt.ItemDataRole.UserRole, k)
-            item.setToolTip(f.message)
+            item.setToolTip(shorten_message(f.message))
             self.list.addItem(item)
 
     def _jump(self, item: QListWidgetItem) -> None:

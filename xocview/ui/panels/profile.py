@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from xocview.errors import shorten
 from xocview.executor import RunResult
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
@@ -159,7 +160,8 @@ class ProfilePanel(QWidget):
         by_op: dict[str, float] = defaultdict(float)
         for i in leaves.tolist():
             by_op[graph.nodes[i].op_type] += float(times[i])
-        self.bars.set_rows(sorted(by_op.items(), key=lambda kv: -kv[1])[:TOP_OPS])
+        top_ops = sorted(by_op.items(), key=lambda kv: -kv[1])[:TOP_OPS]
+        self.bars.set_rows([(shorten(op), ms) for op, ms in top_ops])
         if run is not None:
             self._fill_outputs(run)
 
@@ -170,7 +172,12 @@ class ProfilePanel(QWidget):
         for row, i in enumerate(order.tolist()):
             node = self.doc.graph.nodes[i]
             ms = float(times[i])
-            cells = [node.id, node.op_type, f"{ms:.3f}", f"{100 * ms / total:.1f}%"]
+            cells = [
+                shorten(node.id),
+                shorten(node.op_type),
+                f"{ms:.3f}",
+                f"{100 * ms / total:.1f}%",
+            ]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, i)
@@ -189,7 +196,7 @@ class ProfilePanel(QWidget):
                 a = arr.astype(np.float64)
                 stats = [f"{a.min():.6g}", f"{a.max():.6g}", f"{a.mean():.6g}"]
             shape = "x".join(map(str, arr.shape)) or "scalar"
-            for col, text in enumerate([name, shape, str(arr.dtype), *stats]):
+            for col, text in enumerate([shorten(name), shorten(shape), str(arr.dtype), *stats]):
                 self.outputs.setItem(row, col, QTableWidgetItem(text))
 
     def _select(self, row: int, _col: int) -> None:

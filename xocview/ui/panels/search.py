@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from xocview.errors import shorten, shorten_message
 from xocview.model.search import MAX_HITS, Hit, SearchError, SearchIndex
 from xocview.model.summary import shape_text
 from xocview.ui.document import Document
@@ -105,7 +106,7 @@ class SearchPanel(QWidget):
         for hit in result.hits:
             item = QListWidgetItem(self._label(hit))
             item.setData(_HIT_ROLE, (hit.kind, hit.position))
-            item.setToolTip(f"{hit.where}: {hit.text}")
+            item.setToolTip(shorten_message(f"{hit.where}: {hit.text}"))
             self.results.addItem(item)
         if result.hits:
             self.results.setCurrentRow(0)
@@ -123,7 +124,8 @@ class SearchPanel(QWidget):
         else:
             t = g.tensors[hit.position]
             label = f"tensor  {hit.id}  {shape_text(t)} {t.dtype}"
-        return label if hit.where == "id" else f"{label}  (matched: {hit.where})"
+        label = shorten_message(label)
+        return label if hit.where == "id" else f"{label}  (matched: {shorten(hit.where)})"
 
     def hits(self) -> list[str]:
         """The result rows as shown (what tests and users read)."""

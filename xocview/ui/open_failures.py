@@ -1,0 +1,61 @@
+"""One non-modal list of the files that could not be opened, instead of a box per file.
+
+Ten damaged files dropped on the window give one list of ten lines (``file: place: problem``)
+while the good files open in tabs; nothing waits for the user to click OK.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = ["OpenFailures"]
+
+
+class OpenFailures(QDialog):
+    """Collects load failures while it is shown; closing it starts the next list afresh."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Cannot open files")
+        self.setModal(False)
+        self.messages: list[str] = []
+        self.heading = QLabel(self)
+        self.text = QPlainTextEdit(self)
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        copy = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
+        copy.clicked.connect(self.copy)
+        buttons.rejected.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.text)
+        layout.addWidget(buttons)
+        self.resize(720, 260)
+
+    def add(self, message: str) -> None:
+        """Show ``message`` (made one line) below those already listed, without blocking."""
+        if not self.isVisible():
+            self.messages.clear()
+            self.text.clear()
+        line = " ".join(message.splitlines())
+        self.messages.append(line)
+        self.text.appendPlainText(line)
+        n = len(self.messages)
+        self.heading.setText(
+            "This file could not be opened:" if n == 1 else f"{n} files could not be opened:"
+        )
+        if not self.isVisible():
+            self.show()  # show(), not open() or exec(): the window stays usable
+            self.raise_()
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText("\n".join(self.messages))
