@@ -147,7 +147,7 @@ def test_external_data_outside_the_folder_is_refused(tmp_path: Path, location: s
     path = m.save(model, tmp_path / "model.onnx")
     with pytest.raises(FormatError) as info:
         load(path)
-    assert info.value.place == "initializer 'W'"
+    assert info.value.place == "initializer 'W' external_data 'location'"
     assert location in info.value.problem
 
 

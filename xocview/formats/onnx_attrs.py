@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -9,6 +10,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from xocview.formats.onnx_data import data_problem
+from xocview.formats.onnx_text import NotText
 from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.dtypes import dtype_by_onnx_code
 from xocview.model.schema import schema_attributes
@@ -51,9 +54,9 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
     if t == _A.SPARSE_TENSOR:
         return {"sparse_tensor": {"dims": [int(d) for d in attr.sparse_tensor.dims]}}
     if t == _A.TYPE_PROTO:
-        return {"type": str(attr.tp).strip()}
+        return {"type": _text(str(attr.tp).strip())}
     if t == _A.TYPE_PROTOS:
-        return [{"type": str(x).strip()} for x in attr.type_protos]
+        return [{"type": _text(str(x).strip())} for x in attr.type_protos]
     return None
 
 
@@ -64,8 +67,12 @@ def tensor_summary(tensor: onnx.TensorProto) -> dict[str, Any]:
         "dtype": dt.name if dt else str(tensor.data_type),
         "shape": [int(d) for d in tensor.dims],
     }
-    count = int(np.prod(out["shape"], dtype=np.int64))
-    if count <= MAX_TENSOR_VALUES and tensor.data_location != onnx.TensorProto.EXTERNAL:
+    count = math.prod(out["shape"])
+    if (
+        count <= MAX_TENSOR_VALUES
+        and tensor.data_location != onnx.TensorProto.EXTERNAL
+        and data_problem(tensor) is None  # damaged data keeps dtype and shape; check says why
+    ):
         try:
             values = numpy_helper.to_array(tensor)
         except Exception:  # exotic types numpy cannot hold: keep dtype and shape
@@ -95,8 +102,9 @@ def _shortest_f32(value: float) -> float:
     return float(str(np.float32(value)))
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
+def _text(raw: bytes | str) -> str:
+    """Free text of an attribute; bytes that are not UTF-8 get replacement characters."""
+    return raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
 
 
 def node_attributes(
@@ -130,14 +138,16 @@ def node_attributes(
             attr.name = attr.name or ref.name
             kind = attr.type
         name = attr.name
+        if name.__class__ is not str:
+            raise NotText
         if kind == onnx.AttributeProto.GRAPH:
             sub = attr.g
             subgraphs.append((name, sub))
-            value: Any = {"graph": sub.name or name}
+            value: Any = {"graph": _text(sub.name) or name}
         elif kind == onnx.AttributeProto.GRAPHS:
             graphs = list(attr.graphs)
             subgraphs.extend((f"{name}[{i}]", sg) for i, sg in enumerate(graphs))
-            value = [{"graph": sg.name or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
+            value = [{"graph": _text(sg.name) or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
         else:
             value = attribute_value(attr)
         if allowed is not None and name in allowed:

@@ -10,6 +10,7 @@ from typing import Any
 
 import onnx
 
+from xocview.formats.onnx_text import NotText, text
 from xocview.model.dotted import expand_dotted_if_possible
 
 __all__ = ["graph_metadata", "more_metadata", "node_metadata"]
@@ -19,6 +20,8 @@ def node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, An
     """A node's name, domain, doc string and metadata_props (those it has)."""
     metadata: dict[str, Any] = {"name": name} if name else {}
     if domain:
+        if not isinstance(domain, str):
+            raise NotText
         metadata["domain"] = domain
     more_metadata(proto, metadata)
     return metadata
@@ -27,10 +30,15 @@ def node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, An
 def more_metadata(proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
     """Add a node's doc string and metadata_props to ``metadata``."""
     if proto.doc_string:
-        metadata["doc_string"] = proto.doc_string
+        metadata["doc_string"] = text(proto.doc_string)
     props = getattr(proto, "metadata_props", ())
     if props:
-        metadata["metadata_props"] = expand_dotted_if_possible({p.key: p.value for p in props})
+        metadata["metadata_props"] = _props(props)
+
+
+def _props(props: Any) -> dict[str, Any]:
+    """metadata_props as a (dotted-expanded) dict; keys and values are free text."""
+    return expand_dotted_if_possible({text(p.key): text(p.value) for p in props})
 
 
 def graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
@@ -39,19 +47,21 @@ def graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
     for key in ("producer_name", "producer_version", "domain", "doc_string"):
         value = getattr(model, key)
         if value:
-            md[key] = value
+            md[key] = text(value)
     if model.model_version:
         md["model_version"] = int(model.model_version)
     # A list, not a dict keyed by domain: XOC JSON expands dotted keys ("ai.onnx").
     md["opset_import"] = [
-        {"domain": op.domain or "ai.onnx", "version": int(op.version)} for op in model.opset_import
+        {"domain": text(op.domain) or "ai.onnx", "version": int(op.version)}
+        for op in model.opset_import
     ]
     if model.metadata_props:
-        md["metadata_props"] = expand_dotted_if_possible(
-            {p.key: p.value for p in model.metadata_props}
-        )
+        md["metadata_props"] = _props(model.metadata_props)
     if model.graph.doc_string:
-        md["graph_doc_string"] = model.graph.doc_string
+        md["graph_doc_string"] = text(model.graph.doc_string)
     if model.functions:
-        md["functions"] = [f"{f.domain}.{f.name}" if f.domain else f.name for f in model.functions]
+        md["functions"] = [
+            f"{text(f.domain)}.{text(f.name)}" if f.domain else text(f.name)
+            for f in model.functions
+        ]
     return md

@@ -18,22 +18,26 @@ from google.protobuf.message import DecodeError
 from xocview.errors import FormatError
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.onnx_attrs import GRAPH_TYPES, attribute_value, node_attributes
+from xocview.formats.onnx_check import model_findings
 from xocview.formats.onnx_meta import graph_metadata, more_metadata, node_metadata
+from xocview.formats.onnx_text import NotText, bad_name_error, text
 from xocview.formats.onnx_types import TypeTable, dtype_name
 from xocview.formats.onnx_weights import (
     external_info,
+    external_numbers,
     inline_values,
     lazy_values,
     sparse_values,
+    weight_place,
 )
 from xocview.formats.source import Source
-from xocview.model import Graph, Node, Tensor
+from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (
     expand_dotted_if_possible,
 )
 from xocview.model.scopes import add_named_scope_groups
 
-__all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
+__all__ = ["EXTENSIONS", "NAME", "load", "read_findings", "sniff"]
 
 NAME = "ONNX"
 EXTENSIONS = (".onnx",)
@@ -72,7 +76,30 @@ def load(source: Source) -> Graph:
     """The graph of an ONNX model; FormatError for damaged files and unsafe external data."""
     with gc_paused():
         model = _parse(source)
-        return _Builder(source, model).build()
+        return _build(_Builder(source, model))
+
+
+def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
+    """The graph and every fault of the ONNX model (what onnx's checker finds, and more).
+
+    Raises FormatError, as ``load`` does, only for a model that cannot be built at all.
+    """
+    with gc_paused():
+        model = _parse(source)
+        builder = _Builder(source, model)
+        graph = _build(builder)
+    return graph, model_findings(model, source, builder.top)
+
+
+def _build(builder: _Builder) -> Graph:
+    """The builder's graph; a name that is not UTF-8 becomes a located FormatError."""
+    try:
+        return builder.build()
+    except (TypeError, NotText) as e:  # a name protobuf could not decode met a str
+        error = bad_name_error(builder.file, builder.model)
+        if error is None:
+            raise
+        raise error from e
 
 
 def _parse(source: Source) -> onnx.ModelProto:
@@ -129,8 +156,8 @@ class _Builder:
         self.model_dir = source.path.parent
         self.model = model
         g = model.graph
-        stem = source.path.stem
-        self.graph = Graph(g.name or stem, g.name or stem, metadata=graph_metadata(model))
+        title = text(g.name) or source.path.stem
+        self.graph = Graph(title, title, metadata=graph_metadata(model))
         self.data = source.data
         self.has_subgraphs = False  # any graph-valued attribute met: value_info to look into
         self.pos: dict[str, int] = {}
@@ -138,6 +165,7 @@ class _Builder:
         self.weights: dict[int, Tensor] = {}
         self.subgraph_of: dict[int, str] = {}
         self.node_ids: set[str] = set()
+        self.top: list[int] = []  # positions of the graph's own nodes, in file order
         # Positions of top-level operators named by scope ("/a/b/Op"), by name prefix ("/a/b").
         self.scoped: dict[str, list[int]] = {}
         self.functions = {
@@ -152,11 +180,12 @@ class _Builder:
         for name in [vi.name for vi in g.input]:
             if name not in self.pos:
                 graph.inputs.append(self.tensor(name, "input"))
-        self.nodes(g, None, _same, 0)
+        self.top = self.nodes(g, None, _same, 0)
         for name in [vi.name for vi in g.output]:
             t = self.tensor(name)
             self.kinds.setdefault(t, "output")
             graph.outputs.append(t)
+        _all_text(self.pos, graph.nodes)
         types = TypeTable(self.model, self.data, nested=self.has_subgraphs)
         graph.tensors.extend(self.make_tensors(types))
         add_named_scope_groups(graph, self.scoped, taken=self.node_ids)
@@ -187,16 +216,18 @@ class _Builder:
             if init.data_location == _EXTERNAL:
                 external = external_info(init) or {}
                 data = lazy_values(init, self.model_dir, self.file, external)
+                offset, length = external_numbers(external, self.file, weight_place(init.name))
                 metadata["external_data"] = {
-                    k: int(v) if k in ("offset", "length") else v for k, v in external.items()
+                    k: (offset if k == "offset" else length) if k in ("offset", "length") else v
+                    for k, v in external.items()
                 }
             else:
-                data = inline_values(init)
+                data = inline_values(init, self.file)
             if name in pos:
                 continue
             doc = init.doc_string
             if doc:
-                metadata["doc_string"] = doc
+                metadata["doc_string"] = text(doc)
             t = pos[name] = len(pos)
             kinds[t] = "weight"
             dtype = dtype_name(init.data_type)
@@ -208,7 +239,9 @@ class _Builder:
         if name not in self.pos:
             t = self.tensor(name, "weight")
             dtype = dtype_name(values.data_type)
-            self.weights[t] = Tensor(name, "weight", sp.dims[:], dtype, {}, sparse_values(sp))
+            self.weights[t] = Tensor(
+                name, "weight", sp.dims[:], dtype, {}, sparse_values(sp, self.file)
+            )
 
     def make_tensors(self, types: TypeTable) -> list[Tensor]:
         """Every tensor, in the order of first mention, typed by value_info and inference."""
@@ -264,6 +297,8 @@ class _Builder:
             ins, outs = proto.input[:], proto.output[:]
             metadata: dict[str, Any] = {"name": name} if name else {}
             if domain:
+                if domain.__class__ is not str:
+                    raise NotText
                 metadata["domain"] = domain
             if proto.doc_string or getattr(proto, "metadata_props", None):
                 more_metadata(proto, metadata)
@@ -415,3 +450,15 @@ class _Builder:
 
 def _same(name: str) -> str:
     return name
+
+
+def _all_text(names: Iterable[str], nodes: list[Node]) -> None:
+    """Raise NotText when a tensor name or op type came out of protobuf as bytes.
+
+    Joining is a C loop that fails on the first bytes item, far cheaper than a test per name.
+    """
+    try:
+        "".join(names)
+        "".join([n.op_type for n in nodes])
+    except TypeError as e:
+        raise NotText from e

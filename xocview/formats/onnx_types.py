@@ -8,6 +8,7 @@ from typing import Any
 
 import onnx
 
+from xocview.formats.onnx_text import text
 from xocview.model import Tensor
 from xocview.model.dtypes import dtype_by_onnx_code
 
@@ -88,7 +89,9 @@ class TypeTable:
             return dtype, (), None, (*notes, ("rank_unknown", True))
         dims = list(tt.shape.dim)
         shape = tuple(int(d.dim_value) if d.HasField("dim_value") else -1 for d in dims)
-        symbols = tuple(None if d.HasField("dim_value") else (d.dim_param or None) for d in dims)
+        symbols = tuple(
+            None if d.HasField("dim_value") else (text(d.dim_param) or None) for d in dims
+        )
         return dtype, shape, symbols if any(symbols) else None, notes
 
 

@@ -6,6 +6,7 @@ after resolving symlinks) so that a hostile model cannot make xocview read other
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -14,9 +15,18 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from xocview.errors import FormatError
+from xocview.errors import FormatError, shorten
+from xocview.formats.onnx_data import data_problem, header_problem, needed_bytes
 
-__all__ = ["external_info", "inline_values", "lazy_values", "sparse_values"]
+__all__ = [
+    "external_info",
+    "external_numbers",
+    "external_problem",
+    "inline_values",
+    "lazy_values",
+    "sparse_values",
+    "weight_place",
+]
 
 # ONNX element types whose external bytes are plain little-endian numpy arrays.
 _RAW_NUMPY: dict[int, str] = {
@@ -44,9 +54,49 @@ def external_info(init: onnx.TensorProto) -> dict[str, str] | None:
     return {entry.key: entry.value for entry in init.external_data}
 
 
-def inline_values(init: onnx.TensorProto) -> Callable[[], np.ndarray]:
-    """A zero-argument reader of an initializer whose values are in the model itself."""
-    return partial(numpy_helper.to_array, init)
+def weight_place(name: str) -> str:
+    """The place of an initializer in messages: ``initializer 'W'``."""
+    return f"initializer '{name}'"
+
+
+def inline_values(init: onnx.TensorProto, file: str) -> Callable[[], np.ndarray]:
+    """A zero-argument reader of an initializer whose values are in the model itself.
+
+    The reader raises FormatError when the data does not match the dims and element type.
+    """
+    return partial(_inline, init, file, weight_place(init.name))
+
+
+def _inline(init: onnx.TensorProto, file: str, place: str) -> np.ndarray:
+    found = data_problem(init)
+    if found is not None:
+        raise FormatError(file, place, *found)
+    try:
+        return numpy_helper.to_array(init)
+    except (ValueError, TypeError, UnicodeDecodeError) as e:  # e.g. STRING values not UTF-8
+        raise FormatError(file, place, f"values cannot be read ({e})") from e
+
+
+def external_numbers(info: dict[str, str], file: str, place: str) -> tuple[int, int | None]:
+    """The ``offset`` and ``length`` of external data as integers (length None when absent).
+
+    Raises FormatError naming the key when one is not a non-negative decimal integer.
+    """
+    numbers: list[int | None] = []
+    for key in ("offset", "length"):
+        raw = info.get(key, "")
+        if not raw:
+            numbers.append(None)
+            continue
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 20:
+            raise FormatError(
+                file,
+                _at(place, key),
+                f"'{shorten(raw)}' is not a byte count",
+                "a non-negative decimal integer",
+            )
+        numbers.append(int(raw))
+    return numbers[0] or 0, numbers[1]
 
 
 def lazy_values(
@@ -54,16 +104,17 @@ def lazy_values(
 ) -> Callable[[], np.ndarray]:
     """A zero-argument reader of the initializer's values; ``info`` is its external_info().
 
-    Raises FormatError now (not on first use) when an external location is absolute or leaves
-    the model's folder; a missing or short data file raises FormatError on first use.
+    Raises FormatError now (not on first use) when an external location is absolute, leaves
+    the model's folder or is not a path, or when offset or length is not a byte count; a
+    missing or short data file, or data that does not match the dims, raises FormatError on
+    first use.
     """
     if info is None:
-        return inline_values(init)
-    place = f"initializer '{init.name}'"
+        return inline_values(init, file)
+    place = weight_place(init.name)
     location = info.get("location", "")
     path = _safe_location(location, model_dir, file, place)
-    offset = int(info.get("offset", 0) or 0)
-    length = int(info["length"]) if info.get("length") else None
+    offset, length = external_numbers(info, file, place)
     dims = tuple(init.dims)
     data_type = init.data_type
     header = onnx.TensorProto()
@@ -72,32 +123,82 @@ def lazy_values(
     header.data_location = onnx.TensorProto.DEFAULT
 
     def read() -> np.ndarray:
-        if not path.is_file():
-            raise FormatError(file, place, f"external data file '{location}' is missing")
-        size = path.stat().st_size
-        if offset > size or (length is not None and offset + length > size):
-            raise FormatError(
-                file,
-                place,
-                f"external data file '{location}' is too short "
-                f"({size} bytes) for offset {offset} and length {length}",
-            )
+        need = external_problem(data_type, dims, path, location, offset, length, file, place)
         dtype = _RAW_NUMPY.get(data_type)
         if dtype is not None:
-            count = int(np.prod(dims, dtype=np.int64))
-            arr = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(count,))
+            arr = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(math.prod(dims),))
             return arr.reshape(dims)
         with open(path, "rb") as f:
             f.seek(offset)
-            header.raw_data = f.read(-1 if length is None else length)
-        return numpy_helper.to_array(header)
+            header.raw_data = f.read(need)
+        return _inline(header, file, place)
 
     return read
 
 
+def external_problem(
+    data_type: int,
+    dims: tuple[int, ...],
+    path: Path,
+    location: str,
+    offset: int,
+    length: int | None,
+    file: str,
+    place: str,
+) -> int:
+    """The byte count of the external data; FormatError when the file cannot hold it.
+
+    STRING tensors cannot be external (their raw form is not defined by ONNX).
+    """
+    found = header_problem(data_type, dims)
+    if found is None and data_type == onnx.TensorProto.STRING:
+        found = ("STRING values in external data", "string_data inside the model")
+    if found is not None:
+        raise FormatError(file, place, *found)
+    need = needed_bytes(data_type, math.prod(dims))
+    if length is not None and length != need:
+        raise FormatError(
+            file,
+            _at(place, "length"),
+            f"{length:,} bytes",
+            f"{need:,} bytes for dims {list(dims)} of type {data_type}",
+        )
+    try:
+        if not path.is_file():
+            raise FormatError(
+                file, _at(place, "location"), f"external data file '{location}' is missing"
+            )
+        size = path.stat().st_size
+    except OSError as e:
+        raise FormatError(
+            file, _at(place, "location"), f"'{location}' cannot be read ({e.strerror})"
+        ) from e
+    if offset + need > size:
+        key = "offset" if offset > size else "length"
+        raise FormatError(
+            file,
+            _at(place, key),
+            f"external data file '{location}' is too short ({size:,} bytes) for "
+            f"{need:,} bytes at offset {offset:,}",
+        )
+    return need
+
+
+def _at(place: str, key: str) -> str:
+    """The place of one external_data entry: ``initializer 'W' external_data 'offset'``."""
+    return f"{place} external_data '{key}'"
+
+
 def _safe_location(location: str, model_dir: Path, file: str, place: str) -> Path:
+    """The resolved path of an external location; FormatError unless it is a relative path
+    inside the model's folder."""
+    at = _at(place, "location")
     if not location:
-        raise FormatError(file, place, "external data has no location")
+        raise FormatError(file, at, "external data has no location", "a relative file path")
+    if "\0" in location:
+        raise FormatError(
+            file, at, f"location {location!r} holds a NUL character", "a relative file path"
+        )
     if (
         PurePosixPath(location).is_absolute()
         or PureWindowsPath(location).is_absolute()
@@ -105,30 +206,42 @@ def _safe_location(location: str, model_dir: Path, file: str, place: str) -> Pat
     ):
         raise FormatError(
             file,
-            place,
+            at,
             f"external data location '{location}' is absolute",
             "a path relative to the model's folder",
         )
-    root = model_dir.resolve()
-    path = (root / location).resolve()
+    try:
+        root = model_dir.resolve()
+        path = (root / location).resolve()
+    except (OSError, RuntimeError, ValueError) as e:  # a symlink loop, a name too long
+        raise FormatError(file, at, f"location '{location}' cannot be resolved ({e})") from e
     if path != root and root not in path.parents:
         raise FormatError(
             file,
-            place,
+            at,
             f"external data location '{location}' leaves the model's folder",
             "a path inside the model's folder",
         )
     return path
 
 
-def sparse_values(sparse: onnx.SparseTensorProto) -> Callable[[], np.ndarray]:
-    """A reader that densifies a sparse initializer on first use."""
+def sparse_values(sparse: onnx.SparseTensorProto, file: str) -> Callable[[], np.ndarray]:
+    """A reader that densifies a sparse initializer on first use.
+
+    The reader raises FormatError (before allocating the dense array) when values, indices
+    and dims do not fit together.
+    """
+    place = weight_place(sparse.values.name)
 
     def read() -> np.ndarray:
-        values = numpy_helper.to_array(sparse.values)
-        indices = numpy_helper.to_array(sparse.indices).astype(np.int64)
+        values, indices = sparse_parts(sparse, file, place)
         dims = tuple(int(d) for d in sparse.dims)
-        dense = np.zeros(dims, dtype=values.dtype)
+        try:
+            dense = np.zeros(dims, dtype=values.dtype)
+        except (MemoryError, ValueError) as e:
+            raise FormatError(
+                file, place, f"the dense form of dims {list(dims)} cannot be allocated ({e})"
+            ) from e
         if indices.ndim == 1:
             dense.reshape(-1)[indices] = values
         else:
@@ -136,3 +249,63 @@ def sparse_values(sparse: onnx.SparseTensorProto) -> Callable[[], np.ndarray]:
         return dense
 
     return read
+
+
+def sparse_parts(
+    sparse: onnx.SparseTensorProto, file: str, place: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The values and int64 indices of a sparse tensor, checked against its dims.
+
+    Raises FormatError for values or indices that do not match their own dims, counts that
+    differ, or an index outside the dense shape.
+    """
+    dims = [int(d) for d in sparse.dims]
+    found = sparse_problem(sparse, dims)
+    if found is not None:
+        raise FormatError(file, place, *found)
+    values = _inline(sparse.values, file, f"{place} values")
+    indices = _inline(sparse.indices, file, f"{place} indices").astype(np.int64)
+    bounds = [math.prod(dims)] if indices.ndim == 1 else dims
+    if indices.size:
+        lows = np.atleast_1d(indices.min(axis=0)).tolist()
+        highs = np.atleast_1d(indices.max(axis=0)).tolist()
+        for k, (low, high, bound) in enumerate(zip(lows, highs, bounds, strict=True)):
+            if low < 0 or high >= bound:
+                raise FormatError(
+                    file,
+                    f"{place} indices",
+                    f"an index out of range (column {k} spans {low}..{high})",
+                    f"indices in 0..{bound - 1}",
+                )
+    return values, indices
+
+
+def sparse_problem(sparse: onnx.SparseTensorProto, dims: list[int]) -> tuple[str, str] | None:
+    """What is wrong with the shapes of a sparse tensor's parts, or None (no data is read)."""
+    values, indices = sparse.values, sparse.indices
+    found = header_problem(values.data_type, dims)
+    if found is not None:
+        return found
+    if len(values.dims) != 1:
+        return f"values have dims {list(values.dims)}", "1-D values [NNZ]"
+    nnz = int(values.dims[0])
+    if indices.data_type not in _INDEX_TYPES:
+        return f"indices of element type {indices.data_type}", "INT64 indices"
+    idims = [int(d) for d in indices.dims]
+    if idims not in ([nnz], [nnz, len(dims)]):
+        return (
+            f"indices have dims {idims} for {nnz} values",
+            f"[{nnz}] or [{nnz}, {len(dims)}]",
+        )
+    return None
+
+
+_INDEX_TYPES = {
+    onnx.TensorProto.INT64,
+    onnx.TensorProto.INT32,
+    onnx.TensorProto.INT16,
+    onnx.TensorProto.INT8,
+    onnx.TensorProto.UINT8,
+    onnx.TensorProto.UINT16,
+    onnx.TensorProto.UINT32,
+}

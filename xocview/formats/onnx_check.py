@@ -1,0 +1,321 @@
+"""``xocview check`` on ONNX: every fault ``onnx.checker.check_model(full_check=True)`` finds,
+and the rest of them, each at its place.
+
+onnx's checker stops at its first error, so the model is walked here instead: each node goes
+through ``check_node`` (its subgraphs through this walk, which knows their outer scope), each
+value through ``check_value_info``, each initializer through ``check_tensor`` and our own
+data checks, then the names (defined before use, single assignment) and strict shape
+inference. ``check_model`` itself runs last as a safety net, so a model it rejects is never
+reported clean.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import onnx
+from onnx.onnx_cpp2py_export import checker as C
+from onnx.shape_inference import InferenceError
+
+from xocview.errors import FormatError, shorten
+from xocview.formats.onnx_data import data_problem
+from xocview.formats.onnx_text import text
+from xocview.formats.onnx_weights import (
+    external_info,
+    external_numbers,
+    external_problem,
+    sparse_parts,
+    weight_place,
+)
+from xocview.formats.source import Source
+from xocview.model import Finding
+
+__all__ = ["model_findings"]
+
+_GRAPH = onnx.AttributeProto.GRAPH
+_GRAPHS = onnx.AttributeProto.GRAPHS
+_TENSOR = onnx.AttributeProto.TENSOR
+_MAX_PROTO = 2**31 - 1
+# What onnx's checker and inference raise; ValueError includes UnicodeDecodeError, which
+# pybind11 raises for a message quoting a name that is not UTF-8.
+_CHECKER_ERRORS = (C.ValidationError, InferenceError, RuntimeError, ValueError, TypeError)
+_INFERENCE_NODE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
+
+
+def model_findings(model: onnx.ModelProto, source: Source, top: list[int]) -> list[Finding]:
+    """Every fault of ``model`` with its place; ``top[k]`` is the shared model's position of
+    the graph's k-th node (so that places such as ``nodes[3] (Conv 'c1')`` match the view)."""
+    walk = _Walk(model, source, top)
+    walk.run()
+    return walk.out
+
+
+def _first_line(error: Exception) -> str:
+    """The useful line of a checker message (they append a multi-line node dump)."""
+    if isinstance(error, UnicodeDecodeError):
+        return "onnx's checker rejects it, quoting text that is not UTF-8"
+    text = str(error).strip()
+    text = text.split("\n==> Context:")[0]
+    return " ".join(text.split())
+
+
+class _Walk:
+    """One pass over the model, collecting findings in file order."""
+
+    def __init__(self, model: onnx.ModelProto, source: Source, top: list[int]) -> None:
+        self.model = model
+        self.source = source
+        self.top = top
+        self.out: list[Finding] = []
+        self.node_places: dict[str, str] = {}  # node name -> place, to locate inference errors
+        self.ctx = C.CheckerContext()
+        self.ctx.ir_version = model.ir_version
+        self.ctx.opset_imports = _opsets(model.opset_import)
+
+    def error(self, place: str, message: str) -> None:
+        self.out.append(Finding("error", place, message))
+
+    def run(self) -> None:
+        self.model_level()
+        self.graph(self.model.graph, "", set(), self.top)
+        for fn in self.model.functions:
+            self.function(fn)
+        self.inference()
+        self.safety_net()
+
+    # -- the model -----------------------------------------------------------------------------
+
+    def model_level(self) -> None:
+        m = self.model
+        if not m.HasField("ir_version") or m.ir_version <= 0:
+            self.error("ir_version", "ir_version is not set; expected the IR version (e.g. 8)")
+        elif m.ir_version > onnx.IR_VERSION:
+            self.error(
+                "ir_version",
+                f"ir_version {m.ir_version} is newer than this ONNX ({onnx.IR_VERSION}); "
+                f"expected at most {onnx.IR_VERSION}",
+            )
+        seen: set[str] = set()
+        for k, op in enumerate(m.opset_import):
+            domain = op.domain or "ai.onnx"
+            if domain in seen:
+                self.error(f"opset_import[{k}]", f"domain '{domain}' is imported twice")
+            seen.add(domain)
+        keys: set[str] = set()
+        for k, prop in enumerate(m.metadata_props):
+            if prop.key in keys:
+                self.error(
+                    f"metadata_props[{k}]", f"duplicate key '{shorten(prop.key)}'; keys are unique"
+                )
+            keys.add(prop.key)
+
+    def function(self, fn: onnx.FunctionProto) -> None:
+        place = f"function '{fn.domain}.{fn.name}'" if fn.domain else f"function '{fn.name}'"
+        ctx = C.CheckerContext()
+        ctx.ir_version = self.model.ir_version
+        ctx.opset_imports = _opsets(fn.opset_import)
+        try:
+            C.check_function(fn.SerializeToString(), ctx, C.LexicalScopeContext())
+        except _CHECKER_ERRORS as e:
+            self.error(place, _first_line(e))
+
+    # -- a graph -------------------------------------------------------------------------------
+
+    def graph(
+        self, g: onnx.GraphProto, prefix: str, outer: set[str], top: list[int] | None
+    ) -> None:
+        """Check ``g`` whose enclosing scopes define ``outer``; ``prefix`` starts its places."""
+        defined = set(outer)
+        own: set[str] = set()  # names this graph defines itself
+        for vi in g.input:
+            self.value_info(vi, f"{prefix}graph input '{shorten(vi.name)}'")
+            self.define(vi.name, own, f"{prefix}graph input '{shorten(vi.name)}'", "graph input")
+        inputs = {vi.name for vi in g.input}
+        self.initializers(g, prefix, own, inputs)
+        defined |= own
+        later = {name for node in g.node for name in node.output}
+        for k, node in enumerate(g.node):
+            place = self.node_place(node, k, prefix, top)
+            self.node(node, place, defined, later)
+            for name in node.output:
+                if name and name in own:
+                    self.error(
+                        place,
+                        f"output '{shorten(name)}' is already a graph input or initializer; "
+                        "expected each name to be assigned once",
+                    )
+                defined.add(name)
+        for vi in g.output:
+            where = f"{prefix}graph output '{shorten(vi.name)}'"
+            self.value_info(vi, where)
+            if vi.name not in defined:
+                self.error(where, "no node, input or initializer gives this value")
+
+    def define(self, name: str, own: set[str], place: str, what: str) -> None:
+        if name in own:
+            self.error(place, f"'{shorten(name)}' is defined twice (as {what} again)")
+        own.add(name)
+
+    def value_info(self, vi: onnx.ValueInfoProto, place: str) -> None:
+        try:
+            C.check_value_info(vi.SerializeToString(), self.ctx)
+        except _CHECKER_ERRORS as e:
+            self.error(place, _first_line(e))
+
+    def initializers(
+        self, g: onnx.GraphProto, prefix: str, own: set[str], inputs: set[str]
+    ) -> None:
+        """Every initializer: its header, its data against dims and type, and its name."""
+        seen: set[str] = set()
+        for init in g.initializer:
+            place = prefix + weight_place(shorten(init.name))
+            if init.name in seen:
+                self.error(place, "initializer name is used twice; expected unique names")
+            seen.add(init.name)
+            own.add(init.name)
+            if self.model.ir_version < 4 and init.name not in inputs:
+                self.error(place, "not a graph input; IR versions before 4 require it")
+            self.tensor(init, place)
+        for sp in g.sparse_initializer:
+            place = prefix + weight_place(shorten(sp.values.name))
+            if sp.values.name in seen:
+                self.error(place, "initializer name is used twice; expected unique names")
+            seen.add(sp.values.name)
+            own.add(sp.values.name)
+            try:
+                sparse_parts(sp, self.source.name, place)
+                C.check_sparse_tensor(sp.SerializeToString(), self.ctx)
+            except FormatError as e:
+                self.error(e.place, _problem(e))
+            except _CHECKER_ERRORS as e:
+                self.error(place, _first_line(e))
+
+    def tensor(self, init: onnx.TensorProto, place: str) -> None:
+        """One finding at most per initializer: ours (more precise) before the checker's."""
+        found = data_problem(init)
+        if found is not None:
+            self.error(place, f"{found[0]}; expected {found[1]}")
+            return
+        if init.data_location == onnx.TensorProto.EXTERNAL:
+            try:
+                info = external_info(init) or {}
+                offset, length = external_numbers(info, self.source.name, place)
+                path = (self.source.path.parent / info.get("location", "")).resolve()
+                external_problem(
+                    init.data_type,
+                    tuple(init.dims),
+                    path,
+                    info.get("location", ""),
+                    offset,
+                    length,
+                    self.source.name,
+                    place,
+                )
+            except FormatError as e:
+                self.error(e.place, _problem(e))
+            return
+        try:
+            C.check_tensor(init.SerializeToString(), self.ctx)
+        except _CHECKER_ERRORS as e:
+            self.error(place, _first_line(e))
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def node_place(self, node: onnx.NodeProto, k: int, prefix: str, top: list[int] | None) -> str:
+        at = f"nodes[{top[k]}]" if top is not None and k < len(top) else f"{prefix}node[{k}]"
+        label = f"{node.op_type} '{shorten(node.name)}'" if node.name else node.op_type
+        place = f"{at} ({label})"
+        if node.name:
+            self.node_places.setdefault(node.name, place)
+        return place
+
+    def node(self, node: onnx.NodeProto, place: str, defined: set[str], later: set[str]) -> None:
+        """Names used before they are defined, the operator schema, then the subgraphs."""
+        for name in node.input:
+            if not name or name in defined:
+                continue
+            if name in later:
+                why = "is given by a later node; nodes must be in topological order"
+            else:
+                why = "is not a graph input, an initializer or an earlier node's output"
+            self.error(place, f"input '{shorten(name)}' {why}")
+        bodies = [a for a in node.attribute if a.type in (_GRAPH, _GRAPHS)]
+        try:
+            C.check_node(_shallow(node, bodies), self.ctx, C.LexicalScopeContext())
+        except _CHECKER_ERRORS as e:
+            self.error(place, _first_line(e))
+        else:  # the checker lets some tensor faults pass (negative dims): one finding at most
+            self.tensor_attributes(node, place)
+        for attr in bodies:
+            subs = [attr.g] if attr.type == _GRAPH else list(attr.graphs)
+            for i, sub in enumerate(subs):
+                label = attr.name if attr.type == _GRAPH else f"{attr.name}[{i}]"
+                self.graph(sub, f"{place} {label}: ", defined, None)
+
+    def tensor_attributes(self, node: onnx.NodeProto, place: str) -> None:
+        """The first tensor-valued attribute whose data does not fit its dims and type."""
+        for attr in node.attribute:
+            tensors = [attr.t] if attr.type == _TENSOR else attr.tensors
+            for t in tensors:
+                found = data_problem(t)
+                if found is not None:
+                    name = shorten(attr.name)
+                    self.error(place, f"attribute '{name}': {found[0]}; expected {found[1]}")
+                    return
+
+    # -- whole-model checks --------------------------------------------------------------------
+
+    def inference(self) -> None:
+        """Strict shape and type inference, as check_model(full_check=True) runs it."""
+        data = self.source.data
+        if len(data) > _MAX_PROTO:
+            return  # the safety net checks from the path
+        try:
+            onnx.shape_inference.infer_shapes(data, check_type=True, strict_mode=True)
+        except _CHECKER_ERRORS as e:
+            place = self.inference_place(str(e))
+            if place == "graph" and self.out:
+                return  # most likely a fault found already, seen from elsewhere
+            if not any(f.place == place for f in self.out):  # one finding per fault
+                self.error(place, _first_line(e))
+
+    def inference_place(self, message: str) -> str:
+        m = _INFERENCE_NODE.search(message)
+        if m is None:
+            return "graph"
+        op, name = m.group(1), m.group(2)
+        return self.node_places.get(name, f"node ({op} '{name}')" if name else f"node ({op})")
+
+    def safety_net(self) -> None:
+        """check_model itself, so that no model it rejects is reported without an error."""
+        if any(f.severity == "error" for f in self.out):
+            return
+        try:  # from the path, so that external data is looked for beside the model
+            onnx.checker.check_model(str(self.source.path), full_check=True)
+        except _CHECKER_ERRORS as e:
+            self.error("model", _first_line(e))
+
+
+def _shallow(node: onnx.NodeProto, bodies: list[onnx.AttributeProto]) -> bytes:
+    """The node serialized with empty subgraphs: the checker would check them without knowing
+    their outer scope, and reject every outer name they use; the walk checks them instead."""
+    if not bodies:
+        return node.SerializeToString()
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for attr in copy.attribute:
+        for sub in [attr.g] if attr.type == _GRAPH else attr.graphs:
+            name = sub.name
+            sub.Clear()
+            sub.name = text(name) or "body"  # the checker requires a name
+    return copy.SerializeToString()
+
+
+def _opsets(imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
+    """The opset imports as the checker takes them (a domain that is not UTF-8 kept as text)."""
+    return {text(op.domain): op.version for op in imports}
+
+
+def _problem(e: FormatError) -> str:
+    return f"{e.problem}; expected {e.expected}" if e.expected else e.problem
