@@ -203,3 +203,24 @@ def test_the_cli_lists_every_finding_and_exits_1(
     out = capsys.readouterr().out
     assert "nodes[0] (Frobnicate 'f'): error: No Op registered for Frobnicate" in out
     assert "nodes[1] (Add 'a'): error: Node(a) with schema(::Add:14) has input size 1" in out
+
+
+@pytest.mark.parametrize(
+    ("nodes", "message"),
+    [
+        ([_n("Relu", ["x"], ["z"], "r")], "no node, input or initializer gives this value"),
+        (
+            [_n("Relu", ["x"], ["y"], "r"), _n("Relu", ["y"], ["x"], "back")],
+            "output 'x' is already a graph input or initializer",
+        ),
+    ],
+    ids=["output-without-producer", "input-overwritten"],
+)
+def test_a_fault_both_checkers_see_is_reported_once(
+    tmp_path: Path, nodes: list[onnx.NodeProto], message: str
+) -> None:
+    """The reader's error stands; the model validation's warning about it is not repeated."""
+    _, found = registry.check(m.save(_model(nodes), tmp_path / "f.onnx"))
+    about = [f for f in found if any(q in str(f) for q in ("'x'", "'y'"))]
+    assert len([f for f in about if message in f.message]) == 1, found
+    assert [f.severity for f in about if "cycle" not in f.message] == ["error"], found

@@ -30,6 +30,7 @@ from xocview.formats.onnx_weights import (
 )
 from xocview.formats.source import Source
 from xocview.model import Finding
+from xocview.model.validate import OUTPUT_WITHOUT_PRODUCER, PRODUCED_TWICE
 
 __all__ = ["model_findings"]
 
@@ -73,8 +74,8 @@ class _Walk:
         self.ctx.ir_version = model.ir_version
         self.ctx.opset_imports = _opsets(model.opset_import)
 
-    def error(self, place: str, message: str) -> None:
-        self.out.append(Finding("error", place, message))
+    def error(self, place: str, message: str, fault: tuple[str, str] | None = None) -> None:
+        self.out.append(Finding("error", place, message, fault))
 
     def run(self) -> None:
         self.model_level()
@@ -144,13 +145,15 @@ class _Walk:
                         place,
                         f"output '{shorten(name)}' is already a graph input or initializer; "
                         "expected each name to be assigned once",
+                        (PRODUCED_TWICE, name) if not prefix else None,
                     )
                 defined.add(name)
         for vi in g.output:
             where = f"{prefix}graph output '{shorten(vi.name)}'"
             self.value_info(vi, where)
             if vi.name not in defined:
-                self.error(where, "no node, input or initializer gives this value")
+                fault = (OUTPUT_WITHOUT_PRODUCER, vi.name) if not prefix else None
+                self.error(where, "no node, input or initializer gives this value", fault)
 
     def define(self, name: str, own: set[str], place: str, what: str) -> None:
         if name in own:

@@ -80,7 +80,8 @@ def check(path: str | Path) -> tuple[Graph, list[Finding]]:
 
     A format may say where its graph sits in the file (``validation_place``: XOC JSON wrapped
     in ``{"graph": ...}`` gives ``graph.``), so that both kinds of finding name the same place;
-    a validation finding at a place the reader already reported is the same fault and dropped.
+    a validation finding at a place the reader already reported, or of a fault (``fault``) it
+    already reported elsewhere, is the same fault and dropped.
     """
     source = Source(path)
     fmt = detect(source)
@@ -92,10 +93,11 @@ def check(path: str | Path) -> tuple[Graph, list[Finding]]:
     where = getattr(fmt, "validation_place", None)
     prefix = where(source) if where is not None else ""
     reported = {f.place for f in found}
+    faults = {f.fault for f in found if f.fault is not None}
     for f in validate(graph):
         if prefix:
             f = replace(f, place=prefix + f.place)
-        if f.place not in reported:
+        if f.place not in reported and (f.fault is None or f.fault not in faults):
             found.append(f)
     return graph, found
 

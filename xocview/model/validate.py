@@ -7,7 +7,7 @@ attributes outside the ONNX schema) is found here and listed by ``xocview check`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import networkx as nx
@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
     from xocview.model.graph import Graph, Node, Tensor
 
-__all__ = ["Finding", "validate"]
+__all__ = ["OUTPUT_WITHOUT_PRODUCER", "PRODUCED_TWICE", "Finding", "validate"]
+
+# Rules that a format reader may find too (Finding.fault), so that check reports them once.
+OUTPUT_WITHOUT_PRODUCER = "output-without-producer"  # about a tensor id
+PRODUCED_TWICE = "input-or-weight-produced"  # about a tensor id: a node writes a given value
 
 Severity = Literal["error", "warning"]
 
@@ -35,6 +39,9 @@ class Finding:
     severity: Severity
     place: str
     message: str
+    # The fault as a key (a rule and the id it is about) when one fault can be found by two
+    # checkers at different places, e.g. a format reader and the model validation.
+    fault: tuple[str, str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Places and messages quote the file's ids and values, which may be megabytes long.
@@ -64,8 +71,10 @@ def _err(out: list[Finding], place: str, message: str) -> None:
     out.append(Finding("error", place, message))
 
 
-def _warn(out: list[Finding], place: str, message: str) -> None:
-    out.append(Finding("warning", place, message))
+def _warn(
+    out: list[Finding], place: str, message: str, fault: tuple[str, str] | None = None
+) -> None:
+    out.append(Finding("warning", place, message, fault))
 
 
 def _check_ids(graph: Graph, out: list[Finding]) -> None:
@@ -164,7 +173,15 @@ def _check_kinds(graph: Graph, out: list[Finding]) -> None:
             )
     for k, t in enumerate(graph.outputs):
         if index.producer[t] < 0 and graph.tensors[t].kind != "input":
-            _warn(out, f"outputs[{k}]", f"graph output '{graph.tensors[t].id}' has no producer")
+            tid = graph.tensors[t].id
+            out.append(
+                Finding(
+                    "warning",
+                    f"outputs[{k}]",
+                    f"graph output '{tid}' has no producer",
+                    (OUTPUT_WITHOUT_PRODUCER, tid),
+                )
+            )
     for i, ten in enumerate(graph.tensors):
         if ten.kind == "activation" and index.producer[i] < 0 and len(index.consumers_of(i)):
             _warn(
@@ -179,6 +196,7 @@ def _check_kinds(graph: Graph, out: list[Finding]) -> None:
                 f"tensors[{i}]",
                 f"{ten.kind} '{ten.id}' is produced by nodes[{p}] "
                 f"'{graph.nodes[p].id}'; expected kind 'activation' or 'output'",
+                (PRODUCED_TWICE, ten.id),
             )
 
 
