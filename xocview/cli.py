@@ -7,10 +7,12 @@ traceback. The GUI is imported only inside the function that starts it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -31,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _tolerant_streams()
+    if not debug:  # numpy's and onnx's warnings are not messages for the user
+        warnings.simplefilter("ignore")
     parser = _parser()
     try:
         ns = parser.parse_args(_with_default_command(args))
@@ -54,6 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _tolerant_streams() -> None:
+    """Text a terminal cannot show (a lone surrogate from some file) is printed escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 _COMMANDS = ("open", "info", "convert", "check", "render", "edit", "run")

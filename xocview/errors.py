@@ -25,6 +25,8 @@ MESSAGE_LIMIT = 2000
 PATH_LIMIT = 300
 
 _NOT_BLANK = r"[^\s'\"]"
+# A control character quoted from a file (a newline in a name) would break the one line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def shorten(value: object, limit: int = QUOTE_LIMIT) -> str:
@@ -41,6 +43,8 @@ def shorten_message(text: str, limit: int = QUOTE_LIMIT) -> str:
     Messages are built from file contents in many places; cutting here, where every error and
     finding passes, keeps each of them one line whatever the file holds.
     """
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
     if len(text) <= limit:
         return text
     run = re.compile(_NOT_BLANK + "{" + str(limit + 1) + ",}")
@@ -72,7 +76,7 @@ class FormatError(XocviewError):
         self.place = place
         self.problem = problem
         self.expected = expected
-        parts = [shorten(file, PATH_LIMIT)]
+        parts = [shorten_message(shorten(file, PATH_LIMIT), PATH_LIMIT)]
         parts += [shorten_message(p) for p in (place, problem) if p]
         text = ": ".join(p for p in parts if p)
         if expected:

@@ -224,3 +224,12 @@ def test_a_fault_both_checkers_see_is_reported_once(
     about = [f for f in found if any(q in str(f) for q in ("'x'", "'y'"))]
     assert len([f for f in about if message in f.message]) == 1, found
     assert [f.severity for f in about if "cycle" not in f.message] == ["error"], found
+
+
+def test_versions_past_32_bits_are_findings_not_crashes(tmp_path: Path) -> None:
+    model = _model([_n("Relu", ["x"], ["y"], "r")])
+    model.opset_import[0].version = 2**62
+    model.ir_version = 2**40
+    found = _errors(m.save(model, tmp_path / "v.onnx"))
+    places = [f.place for f in found]
+    assert "opset_import[0]" in places and "ir_version" in places

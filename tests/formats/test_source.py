@@ -125,3 +125,37 @@ def test_a_megabyte_name_gives_a_short_message(tmp_path: Path) -> None:
     assert len(str(info.value)) < 400
     _, found = registry.check(f)
     assert found and all(len(str(x)) < 400 for x in found)
+
+
+def test_a_lone_surrogate_is_refused_at_its_place(tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    f.write_text('{"id": "g", "name": "g", "tensors": [], "nodes": [{"id": "a\\udfffb"}]}')
+    with pytest.raises(FormatError) as info:
+        registry.load(f)
+    assert str(info.value) == (
+        f"{f}: nodes[0].id: a lone surrogate \\udfff in a string; "
+        "expected text of valid Unicode (surrogates only in pairs)"
+    )
+
+
+def test_a_surrogate_pair_is_one_character(tmp_path: Path) -> None:
+    f = tmp_path / "pair.json"
+    f.write_text(
+        '{"id": "g", "name": "g\\ud83d\\ude00", "tensors": [], "nodes": [], "inputs": [], '
+        '"outputs": [], "metadata": {}}'
+    )
+    assert registry.load(f).name == "g\U0001f600"
+
+
+def test_a_newline_in_a_quoted_value_keeps_the_message_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "nl.json"
+    f.write_text(
+        '{"id": "g", "name": "g", "tensors": [{"id": "t", "name": "a\\nb", "shape": [1], '
+        '"dtype": "float32"}], "nodes": [], "inputs": [], "outputs": [], "metadata": {}}'
+    )
+    with pytest.raises(FormatError) as info:
+        registry.load(f)
+    text = str(info.value)
+    assert "\n" not in text and "'a\\nb'" in text
+    _, found = registry.check(f)
+    assert found and all("\n" not in str(x) for x in found)

@@ -61,6 +61,9 @@ def _first_line(error: Exception) -> str:
     return " ".join(text.split())
 
 
+_INT32_MAX = 2**31 - 1
+
+
 class _Walk:
     """One pass over the model, collecting findings in file order."""
 
@@ -71,7 +74,8 @@ class _Walk:
         self.out: list[Finding] = []
         self.node_places: dict[str, str] = {}  # node name -> place, to locate inference errors
         self.ctx = C.CheckerContext()
-        self.ctx.ir_version = model.ir_version
+        # The checker takes 32-bit versions; a larger one is reported by model_level().
+        self.ctx.ir_version = min(max(model.ir_version, 0), _INT32_MAX)
         self.ctx.opset_imports = _opsets(model.opset_import)
 
     def error(self, place: str, message: str, fault: tuple[str, str] | None = None) -> None:
@@ -103,6 +107,12 @@ class _Walk:
             if domain in seen:
                 self.error(f"opset_import[{k}]", f"domain '{domain}' is imported twice")
             seen.add(domain)
+            if not 1 <= op.version <= _INT32_MAX:
+                self.error(
+                    f"opset_import[{k}]",
+                    f"version {op.version} of '{domain}' is out of range; "
+                    "expected an opset version such as 17",
+                )
         keys: set[str] = set()
         for k, prop in enumerate(m.metadata_props):
             if prop.key in keys:
@@ -114,7 +124,7 @@ class _Walk:
     def function(self, fn: onnx.FunctionProto) -> None:
         place = f"function '{fn.domain}.{fn.name}'" if fn.domain else f"function '{fn.name}'"
         ctx = C.CheckerContext()
-        ctx.ir_version = self.model.ir_version
+        ctx.ir_version = self.ctx.ir_version
         ctx.opset_imports = _opsets(fn.opset_import)
         try:
             C.check_function(fn.SerializeToString(), ctx, C.LexicalScopeContext())
@@ -317,7 +327,7 @@ def _shallow(node: onnx.NodeProto, bodies: list[onnx.AttributeProto]) -> bytes:
 
 def _opsets(imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
     """The opset imports as the checker takes them (a domain that is not UTF-8 kept as text)."""
-    return {text(op.domain): op.version for op in imports}
+    return {text(op.domain): min(max(op.version, 0), _INT32_MAX) for op in imports}
 
 
 def _problem(e: FormatError) -> str:

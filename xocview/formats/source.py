@@ -18,6 +18,10 @@ _MISSING = object()
 # refused before it is read rather than read whole into memory.
 MAX_FILE_SIZE = 2**31
 _LONG_NUMBER = re.compile(r"\d{4301,}")  # past Python's default int conversion limit
+# JSON may escape half of a UTF-16 surrogate pair alone ("\ud800"), which no UTF-8 text, Qt
+# string or terminal can hold; such files are refused with the place of the string.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -119,6 +123,11 @@ class Source:
             else:
                 try:
                     self._json = json.loads(text)
+                    if _SURROGATE_ESCAPE.search(text):
+                        _refuse_lone_surrogates(self.name, self._json)
+                except FormatError as e:
+                    self._json = _MISSING
+                    self._json_error = e
                 except json.JSONDecodeError as e:
                     self._json_error = FormatError(
                         self.name, f"line {e.lineno} column {e.colno}", f"invalid JSON: {e.msg}"
@@ -153,3 +162,32 @@ def _place_of_long_number(text: str) -> str:
     line = text.count("\n", 0, m.start()) + 1
     column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
     return f"line {line} column {column}"
+
+
+def _refuse_lone_surrogates(file: str, doc: Any) -> None:
+    """FormatError at the first string (or key) holding a lone surrogate, with its JSON path.
+
+    Runs only for files that escape surrogates at all: a pair decodes to one character, so any
+    surrogate left after parsing stands alone.
+    """
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, place = stack.pop()
+        if isinstance(value, str):
+            m = _SURROGATE.search(value)
+            if m:
+                code = f"\\u{ord(m.group(0)):04x}"
+                raise FormatError(
+                    file,
+                    place or "(root)",
+                    f"a lone surrogate {code} in a string",
+                    "text of valid Unicode (surrogates only in pairs)",
+                )
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                sub = f"{place}.{k}" if place else str(k)
+                if _SURROGATE.search(k):
+                    stack.append((k, place or "(root)"))
+                stack.append((v, sub))
+        elif isinstance(value, list):
+            stack.extend((v, f"{place}[{i}]") for i, v in enumerate(value))
