@@ -120,3 +120,79 @@ def test_lightnet_corpus_file_runs() -> None:
     done = xocview("run", str(path), "--top", "1")
     assert done.returncode == 0, done.stderr
     assert "over 252 nodes" in done.stdout
+
+
+def _lightnet_with_weight(tmp_path: Path, dims: list[int]) -> Path:
+    ops = [
+        {
+            "name": "create1",
+            "optype": "create",
+            "tensors_in": [],
+            "tensors_out": [{"arg_name": "dst", "name": "big"}],
+            "params": [
+                {"arg_name": "dtype", "value": "TL_FLOAT"},
+                {"arg_name": "dims", "value": dims},
+            ],
+        },
+        {
+            "name": "relu1",
+            "optype": "relu",
+            "tensors_in": [{"arg_name": "src", "name": "big"}],
+            "tensors_out": [{"arg_name": "dst", "name": "out"}],
+            "params": [],
+        },
+    ]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"ops": ops}))
+    return path
+
+
+def test_a_billion_element_weight_is_refused_over_the_budget_naming_it(tmp_path: Path) -> None:
+    path = _lightnet_with_weight(tmp_path, [10**9])
+    done = xocview("run", str(path), "--max-memory", "2G")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("xocview: error: the run needs about 3.7 GB for its tensors")
+    assert "over the memory budget of 2.0 GB" in done.stderr
+    assert "largest: weight 'big' [1000000000] float32 3.7 GB" in done.stderr
+    assert "--max-memory SIZE" in done.stderr
+
+
+def test_the_default_budget_refuses_what_no_machine_holds(tmp_path: Path) -> None:
+    done = xocview("run", str(_lightnet_with_weight(tmp_path, [10**6, 10**6])))
+    assert done.returncode == 1, done.stderr
+    assert "largest: weight 'big' [1000000,1000000] float32 3.6 TB" in done.stderr
+
+
+def test_max_memory_refuses_a_small_real_model_and_none_lifts_it() -> None:
+    path = str(LIGHT / "light_bvlc_alexnet.onnx")
+    done = xocview("run", path, "--max-memory", "1M")
+    assert done.returncode == 1
+    assert "over the memory budget of 1.0 MB" in done.stderr
+    done = xocview("run", path, "--max-memory", "none", "--top", "1")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_bad_max_memory_is_a_usage_error() -> None:
+    done = xocview("run", str(LIGHT / "light_bvlc_alexnet.onnx"), "--max-memory", "2x")
+    assert done.returncode == 2
+    assert "argument --max-memory: '2x' is not a size; expected e.g. 2G" in done.stderr
+
+
+def test_a_subgraph_attribute_is_refused_with_exit_1(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    def info(name: str, shape: list[int]) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["o"])], "score_mod", [info("s", [])], [info("o", [])]
+    )
+    node = helper.make_node("FlexAttention", ["x"], ["y"], "flex", domain="custom", score_mod=body)
+    graph = helper.make_graph([node], "g", [info("x", [2, 3])], [info("y", [2, 3])])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)]
+    path = tmp_path / "flex.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
+    done = xocview("run", str(path))
+    assert done.returncode == 1, done.stderr
+    assert "node 'flex' (FlexAttention): the executor does not run subgraphs" in done.stderr
+    assert "outputs:" not in done.stdout

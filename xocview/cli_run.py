@@ -12,6 +12,7 @@ import numpy as np
 
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
+from xocview.executor.budget import parse_size
 from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
 from xocview.model import Graph, edits
@@ -51,6 +52,14 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         metavar="N",
         help="size of symbolic dimensions not given with --dim (default 1)",
     )
+    sp.add_argument(
+        "--max-memory",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="refuse to run when the tensors would need more memory than this (e.g. 2G, 512M; "
+        "0 or none: no limit; default: half the available memory)",
+    )
     sp.add_argument("--repeat", type=int, default=1, metavar="N", help="timed passes (median)")
     sp.add_argument("--warmup", type=int, default=0, metavar="N", help="untimed passes first")
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs and weights")
@@ -62,6 +71,14 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms) and the "
         "measured shapes of tensors the file leaves without",
     )
+
+
+def _size(text: str) -> int:
+    """argparse type of ``--max-memory``: bytes, 0 for no limit."""
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def _pairs(items: list[str], what: str, parse: Callable[[str], Any]) -> dict[str, Any]:
@@ -96,6 +113,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
             symbols=symbols,
             symbol_default=ns.dim_default,
             shapes=shapes,
+            max_memory=ns.max_memory,
         )
     except RunError as e:
         partial = e.partial

@@ -19,6 +19,8 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
     attribute.
     """
     spec = value["tensor"]
+    if not isinstance(spec, dict):
+        raise ValueError(f"attribute {name!r}: expected a tensor object, got {type(spec).__name__}")
     info = DTYPES.get(str(spec.get("dtype")))
     if info is None or info.numpy is None:
         raise ValueError(f"attribute {name!r}: tensor dtype {spec.get('dtype')} is not supported")
@@ -26,11 +28,17 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
         raise ValueError(
             f"attribute {name!r}: the tensor's values were not kept (only dtype and shape)"
         )
-    values = spec["values"]
-    if info.numpy.startswith("complex"):
-        values = [complex(re, im) for re, im in values]
-    shape = [int(d) for d in spec.get("shape", [])]
-    return np.array(values, dtype=info.numpy).reshape(shape)
+    try:
+        values = spec["values"]
+        if info.numpy.startswith("complex"):
+            values = [complex(re, im) for re, im in values]
+        shape = [int(d) for d in spec.get("shape", [])]
+        return np.array(values, dtype=info.numpy).reshape(shape)
+    except (TypeError, ValueError, OverflowError) as e:  # a damaged file's values or shape
+        raise ValueError(
+            f"attribute {name!r}: tensor values do not fit dtype {info.name} and shape "
+            f"{spec.get('shape')} ({type(e).__name__}: {e})"
+        ) from e
 
 
 def kernel_kwargs(node: Node) -> dict[str, Any]:

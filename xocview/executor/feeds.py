@@ -16,11 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from xocview.errors import RunError
+from xocview.errors import RunError, XocviewError
 from xocview.model import Tensor
 from xocview.model.dtypes import DTYPES
 
-__all__ = ["numpy_dtype", "random_value", "read_feed", "resolved_shape", "shape_known"]
+__all__ = [
+    "numpy_dtype",
+    "random_value",
+    "read_feed",
+    "resolved_shape",
+    "shape_known",
+    "stored_value",
+]
 
 
 def numpy_dtype(tensor: Tensor) -> np.dtype:
@@ -42,13 +49,21 @@ def shape_known(tensor: Tensor) -> bool:
 
 
 def resolved_shape(tensor: Tensor, dims: Mapping[str, int], default: int) -> tuple[int, ...]:
-    """The declared shape with each symbolic (-1) dimension given its chosen size."""
+    """The declared shape with each symbolic (-1) dimension given its chosen size.
+
+    Raises RunError for any other negative (or non-integer) dimension: a damaged file.
+    """
     symbols = tensor.metadata.get("shape_symbols")
     out = []
     for k, d in enumerate(tensor.shape):
         if isinstance(d, int) and d >= 0:
             out.append(d)
             continue
+        if not isinstance(d, int) or d < -1:
+            raise RunError(
+                f"{tensor.kind} {tensor.id!r}: dimension {k} of shape {list(tensor.shape)} is "
+                f"{d!r}; expected a size >= 0, or -1 for a symbolic dimension"
+            )
         name = symbols[k] if isinstance(symbols, list) and k < len(symbols) else None
         out.append(int(dims.get(str(name), default)) if name is not None else default)
     return tuple(out)
@@ -86,14 +101,25 @@ def read_feed(tensor: Tensor, value: Any) -> np.ndarray:
     """
     if isinstance(value, (str, Path)):
         path = Path(value)
+        if path.exists() and not path.is_file():  # a FIFO or a device would block or not end
+            raise RunError(f"{path}: input {tensor.id!r} must be a regular .npy file")
         try:
             array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise RunError(f"{path}: cannot read input {tensor.id!r} as .npy ({e})") from e
     else:
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError) as e:  # ragged lists
+            raise RunError(f"input {tensor.id!r}: the value given is not an array ({e})") from e
     if tensor.dtype not in ("undefined", "") and array.dtype != numpy_dtype(tensor):
-        array = array.astype(numpy_dtype(tensor))
+        try:
+            array = array.astype(numpy_dtype(tensor))
+        except (TypeError, ValueError) as e:
+            raise RunError(
+                f"input {tensor.id!r}: given values of type {array.dtype} do not convert to "
+                f"{tensor.dtype} ({e})"
+            ) from e
     declared = tensor.shape
     if shape_known(tensor) and declared and len(declared) != array.ndim:
         raise RunError(
@@ -107,3 +133,29 @@ def read_feed(tensor: Tensor, value: Any) -> np.ndarray:
                 f"{list(declared)}; dimension {k} should be {d}"
             )
     return array
+
+
+def stored_value(tensor: Tensor) -> np.ndarray:
+    """A weight's stored values, which must have its declared shape.
+
+    Raises RunError when they cannot be read or their shape is not the declared one (a damaged
+    file: the kernels would otherwise fail far from the cause).
+    """
+    try:
+        value = np.asarray(tensor.data)
+    except XocviewError:
+        raise
+    except (ValueError, TypeError, OSError, MemoryError) as e:
+        raise RunError(
+            f"weight {tensor.id!r}: cannot read its values ({type(e).__name__}: {e})"
+        ) from e
+    declared = tensor.shape
+    if shape_known(tensor) and (
+        len(declared) != value.ndim
+        or any(d >= 0 and d != g for d, g in zip(declared, value.shape, strict=True))
+    ):
+        raise RunError(
+            f"weight {tensor.id!r}: its values have shape {list(value.shape)}, declared "
+            f"{list(declared)}; expected values of the declared shape"
+        )
+    return value

@@ -16,7 +16,16 @@ from xocview.executor.attributes import kernel_kwargs
 from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
 
-__all__ = ["CONTROL_FLOW", "Plan", "Step", "graph_opset", "make_plan", "unsupported_ops"]
+__all__ = [
+    "CONTROL_FLOW",
+    "Plan",
+    "Step",
+    "graph_attribute",
+    "graph_opset",
+    "make_plan",
+    "subgraph_holders",
+    "unsupported_ops",
+]
 
 # Ops whose bodies are subgraphs; their body nodes are not run as leaves of the outer graph.
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
@@ -58,6 +67,7 @@ class Plan:
     constants: list[int]  # tensors no step makes: inputs and weights
     outputs: list[int]  # tensors reported as the run's outputs
     folded: list[Step] = field(default_factory=list)  # run once before the timed passes
+    cyclic: list[int] = field(default_factory=list)  # leaves left out of the order: on cycles
 
 
 def graph_opset(graph: Graph) -> int | None:
@@ -71,19 +81,62 @@ def graph_opset(graph: Graph) -> int | None:
 
 
 def _positions(present: list[int], omitted: Any) -> list[int | None]:
-    """The node's argument list with None at the positions the file left empty."""
-    if not omitted:
+    """The node's argument list with None at the positions the file left empty.
+
+    ``omitted`` comes from the file's metadata: anything but non-negative integers in it is
+    ignored, and positions past the end leave the remaining tensors in their order.
+    """
+    if not omitted or not isinstance(omitted, list):
         return list(present)
+    skip = {k for k in omitted if isinstance(k, int) and not isinstance(k, bool) and k >= 0}
     out: list[int | None] = []
     rest = iter(present)
-    total = len(present) + len(omitted)
-    skip = set(omitted)
-    for k in range(total):
-        out.append(None if k in skip else next(rest))
+    remaining = len(present)
+    for k in range(len(present) + len(skip)):
+        if k in skip:
+            out.append(None)
+        elif remaining:
+            out.append(next(rest))
+            remaining -= 1
+    out.extend(rest)
     return out
 
 
-def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
+def _is_graph_value(value: Any) -> bool:
+    """A graph-valued attribute as readers keep it: ``{"graph": name}`` or a list of them."""
+    if isinstance(value, list):
+        return bool(value) and all(_is_graph_value(v) for v in value)
+    return isinstance(value, dict) and set(value) == {"graph"}
+
+
+def graph_attribute(node: Node) -> str | None:
+    """The name of the node's first graph-valued attribute (a subgraph the op would run), in its
+    schema attributes or among the source's others in metadata; None when it has none."""
+    for name, value in node.attributes.items():
+        if _is_graph_value(value):
+            return name
+    extra = node.metadata.get("attributes")
+    if isinstance(extra, dict):
+        for name, value in extra.items():
+            if _is_graph_value(value):
+                return name
+    return None
+
+
+def _check_arity(kernel: Kernel, given: int) -> None:
+    """A node with fewer inputs than its op needs, or more than it takes, cannot run: said here
+    rather than as a Python TypeError from the kernel call."""
+    most = kernel.max_inputs
+    if given < kernel.min_inputs or (most is not None and given > most):
+        takes = (
+            f"{kernel.min_inputs}"
+            if most == kernel.min_inputs
+            else (f"{kernel.min_inputs} to {most}" if most is not None else f"{kernel.min_inputs}+")
+        )
+        raise ValueError(f"op {kernel.op_type!r} takes {takes} inputs, the node has {given}")
+
+
+def _step(graph: Graph, pos: int, node: Node, opset: int | None, body: bool) -> Step:
     ins = _positions(node.inputs, node.metadata.get("omitted_inputs"))
     outs = _positions(node.outputs, node.metadata.get("omitted_outputs"))
     kernel: Kernel | None = None
@@ -94,6 +147,12 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
     try:
         if node.op_type in CONTROL_FLOW:
             raise UnsupportedOp(f"control-flow op {node.op_type!r} is not run by the executor")
+        if body:
+            name = graph_attribute(node) or "(a body)"
+            raise UnsupportedOp(
+                f"the executor does not run subgraphs; graph-valued attribute {name!r} of op "
+                f"{node.op_type!r} is not supported"
+            )
         if domain not in _DEFAULT_DOMAINS:
             raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
         if opset is None:
@@ -107,6 +166,7 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
                 ins = ins[:most]
         else:
             kernel = lookup(node.op_type, opset)
+        _check_arity(kernel, len(ins))
         kwargs = kernel_kwargs(node)
         if kernel.wants_num_outputs:
             kwargs["num_outputs"] = len(outs)
@@ -118,14 +178,28 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None) -> Step:
     )
 
 
-def _under_control_flow(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
-    """Nodes inside an If/Loop/Scan body (at any depth)."""
+def subgraph_holders(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
+    """Nodes that carry subgraphs (If/Loop/Scan, or any op with a graph-valued attribute, or
+    whose children are marked as a ``subgraph`` body): none of them can run, and their bodies'
+    nodes are not leaves of the outer graph."""
     n = len(graph.nodes)
-    inside = np.zeros(n, dtype=bool)
-    control = np.fromiter((nd.op_type in CONTROL_FLOW for nd in graph.nodes), bool, n)
+    holds = np.fromiter(
+        (nd.op_type in CONTROL_FLOW or graph_attribute(nd) is not None for nd in graph.nodes),
+        bool,
+        n,
+    )
+    in_body = np.fromiter(("subgraph" in nd.metadata for nd in graph.nodes), bool, n)
+    parents = hierarchy.parent[in_body]
+    holds[parents[parents >= 0]] = True
+    return holds
+
+
+def _under(hierarchy: Hierarchy, holders: np.ndarray) -> np.ndarray:
+    """Nodes below one of ``holders`` (at any depth)."""
+    inside = np.zeros(len(holders), dtype=bool)
     for i in np.argsort(hierarchy.depth, kind="stable"):
         p = hierarchy.parent[i]
-        if p >= 0 and (control[p] or inside[p]):
+        if p >= 0 and (holders[p] or inside[p]):
             inside[i] = True
     return inside
 
@@ -140,13 +214,16 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     the work to time.
     """
     hierarchy = Hierarchy(graph)
-    skip = hierarchy.is_group.copy()
-    skip |= _under_control_flow(graph, hierarchy)
-    control = [i for i, nd in enumerate(graph.nodes) if nd.op_type in CONTROL_FLOW]
-    skip[control] = False  # the control-flow node itself stops the run with its reason
+    holders = subgraph_holders(graph, hierarchy)
+    inside = _under(hierarchy, holders)
+    skip = hierarchy.is_group | inside
+    skip[holders & ~inside] = False  # an outer node with a subgraph stops the run, saying why
     opset = graph_opset(graph)
     order = [int(i) for i in graph.index.topo_order if not skip[i]]
-    steps = [_step(graph, i, graph.nodes[i], opset) for i in order]
+    ordered = np.zeros(len(graph.nodes), dtype=bool)
+    ordered[graph.index.topo_order] = True
+    cyclic = np.flatnonzero(~ordered & ~skip).tolist()
+    steps = [_step(graph, i, graph.nodes[i], opset, bool(holders[i])) for i in order]
 
     produced = np.zeros(len(graph.tensors), dtype=bool)
     for step in steps:
@@ -159,8 +236,13 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
         folded, steps = _split_constant_steps(steps, constant)
     outputs = _run_outputs(graph, steps + folded, produced)
     _add_frees(steps, len(graph.tensors), outputs)
-    constants = [t for t in range(len(graph.tensors)) if not produced[t]]
-    return Plan(steps, constants, outputs, folded)
+    # Inputs and weights that the run reads or returns; what nothing reads is never made.
+    used = np.zeros(len(graph.tensors), dtype=bool)
+    used[[t for step in steps + folded for t in step.inputs if t is not None]] = True
+    used[outputs] = True
+    used[[t for t in graph.inputs if 0 <= t < len(graph.tensors)]] = True
+    constants = np.flatnonzero(used & ~produced).tolist()
+    return Plan(steps, constants, outputs, folded, cyclic)
 
 
 def _split_constant_steps(steps: list[Step], constant: np.ndarray) -> tuple[list[Step], list[Step]]:

@@ -14,6 +14,7 @@ newest version.
 from __future__ import annotations
 
 import bisect
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,20 +42,35 @@ class Kernel:
     fn: Callable[..., Any]
     wants_num_outputs: bool
 
-    @property
+    @functools.cached_property
+    def params(self) -> list[inspect.Parameter]:
+        """The function's parameters, read once: plans of 100k nodes ask for every node."""
+        return list(inspect.signature(self.fn).parameters.values())
+
+    @functools.cached_property
     def max_inputs(self) -> int | None:
         """How many inputs the kernel takes at most (None: any number)."""
         P = inspect.Parameter
-        params = inspect.signature(self.fn).parameters.values()
+        params = self.params
         if any(p.kind is P.VAR_POSITIONAL for p in params):
             return None
         return sum(p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) for p in params)
+
+    @functools.cached_property
+    def min_inputs(self) -> int:
+        """How many inputs the kernel needs at least (those without a default)."""
+        P = inspect.Parameter
+        params = self.params
+        return sum(
+            p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.default is P.empty
+            for p in params
+        )
 
     def accepts(self, num_inputs: int, attributes: Iterable[str]) -> bool:
         """Whether a node with this many inputs and these attributes fits the signature:
         inputs bind positionally, attributes only to keyword-only parameters."""
         P = inspect.Parameter
-        params = inspect.signature(self.fn).parameters.values()
+        params = self.params
         positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
         keywords = {p.name: p for p in params if p.kind is P.KEYWORD_ONLY}
         var_args = any(p.kind is P.VAR_POSITIONAL for p in params)
@@ -90,6 +106,7 @@ def kernel(op_type: str, since: int = 1) -> Callable[[F], F]:
         if any(k.since == since for k in versions):
             raise ValueError(f"kernel {op_type} since {since} registered twice")
         versions.append(Kernel(op_type, since, fn, wants))
+        _FITTING.clear()
         versions.sort(key=lambda k: k.since)
         return fn
 
@@ -125,11 +142,19 @@ def lookup_fitting(op_type: str, num_inputs: int, attributes: Iterable[str]) -> 
     Raises UnsupportedOp like ``lookup``.
     """
     newest = lookup(op_type)
-    names = list(attributes)
-    for k in reversed(KERNELS[op_type]):
-        if k.accepts(num_inputs, names):
-            return k
-    return newest
+    names = frozenset(attributes)
+    key = (op_type, num_inputs, names)
+    found = _FITTING.get(key)
+    if found is None or found not in KERNELS[op_type]:  # the table may change (tests patch it)
+        found = next(
+            (k for k in reversed(KERNELS[op_type]) if k.accepts(num_inputs, names)), newest
+        )
+        _FITTING[key] = found
+    return found
+
+
+# lookup_fitting's answers: a 100k-node graph asks the same few questions again and again.
+_FITTING: dict[tuple[str, int, frozenset[str]], Kernel] = {}
 
 
 def supported_ops() -> list[str]:

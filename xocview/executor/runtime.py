@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -9,12 +10,16 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError
+from xocview.executor.budget import address_space_limit, format_size, resolve_budget
+from xocview.executor.coverage import check_order, check_sources
+from xocview.executor.estimate import check_budget, estimate_peak
 from xocview.executor.feeds import (
     numpy_dtype,
     random_value,
     read_feed,
     resolved_shape,
     shape_known,
+    stored_value,
 )
 from xocview.executor.memory import LiveBytes
 from xocview.executor.plan import Plan, Step, make_plan
@@ -32,6 +37,7 @@ __all__ = ["Progress", "run"]
 # on_progress(done, total, node_id, seconds): called after every node of every pass.
 Progress = Callable[[int, int, str, float], None]
 _MAX_WARNINGS = 20
+_RAISE_BUDGET = "raise the budget with --max-memory SIZE (or none for no limit)"
 
 
 def run(
@@ -47,6 +53,7 @@ def run(
     symbol_default: int = 1,
     shapes: Mapping[str, Sequence[int]] | None = None,
     fold_constants: bool = True,
+    max_memory: int | None = None,
 ) -> RunResult:
     """Run the graph's leaves ``warmup + repeat`` times; median time per node over ``repeat``.
 
@@ -56,14 +63,29 @@ def run(
     ``cancel()`` is polled between nodes; a cancelled run returns what it measured with
     ``cancelled`` set. Raises RunError naming the node, its op and its input shapes when a node
     cannot run; the error's ``partial`` holds the timings so far.
+
+    Before anything is allocated the run is refused (RunError) when a tensor it reads or
+    returns has no source, or when the peak memory estimated from the declared shapes is over
+    ``max_memory`` bytes (None: half the available memory; 0: no limit); tensors whose size
+    only the run tells are held to the same budget as they are made.
     """
     if repeat < 1 or warmup < 0:
         raise RunError(f"repeat must be >= 1 and warmup >= 0 (got {repeat} and {warmup})")
     plan = make_plan(graph, fold_constants)
+    check_order(graph, plan)
+    check_sources(graph, plan)
+    budget = resolve_budget(max_memory)
+    if budget is not None:
+        estimate = estimate_peak(
+            graph, plan, feeds or {}, shapes or {}, symbols or {}, symbol_default
+        )
+        check_budget(graph, estimate, budget)
     session = _Session(graph, plan, seed, symbols or {}, symbol_default)
-    session.set_constants(feeds or {}, shapes or {})
-    session.fold()
-    return session.execute(warmup, repeat, on_progress, cancel)
+    session.budget = budget
+    with address_space_limit(budget):
+        session.set_constants(feeds or {}, shapes or {})
+        session.fold()
+        return session.execute(warmup, repeat, on_progress, cancel)
 
 
 class _Session:
@@ -77,6 +99,7 @@ class _Session:
         for step in plan.folded + plan.steps:
             step.slots = [len(graph.tensors) if t is None else t for t in step.inputs]
         self.memory = LiveBytes()
+        self.budget: int | None = None  # bytes the live tensors may take (None: no limit)
         self.samples: list[list[float]] = [[] for _ in plan.steps]
         self.warned: set[str] = set()
         self.needed = set(plan.outputs) | {
@@ -122,10 +145,32 @@ class _Session:
         if tensor.id in shapes:
             shape = tuple(int(d) for d in shapes[tensor.id])
         elif tensor.has_data:
-            return np.asarray(tensor.data)
+            return stored_value(tensor)
         else:
             shape = resolved_shape(tensor, self.symbols, self.default)
-        return random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
+        return self.random(t, shape)
+
+    def random(self, t: int, shape: tuple[int, ...], at: str = "") -> np.ndarray:
+        """Seeded random values for tensor ``t``, refused before allocation when they would take
+        the live tensors over the budget (or a dimension is negative)."""
+        tensor = self.graph.tensors[t]
+        dtype = numpy_dtype(tensor)
+        if any(d < 0 for d in shape):
+            raise RunError(f"{at}{tensor.kind} {tensor.id!r}: shape {list(shape)} is negative")
+        size = math.prod(shape) * dtype.itemsize
+        if self.budget is not None and self.memory.current + size > self.budget:
+            raise RunError(
+                f"{at}{tensor.kind} {tensor.id!r} of shape {list(shape)} ({tensor.dtype}, "
+                f"{format_size(size)}) would take the live tensors over the memory budget of "
+                f"{format_size(self.budget)}; {_RAISE_BUDGET}"
+            )
+        try:
+            return random_value(tensor, shape, dtype, self.rng(t))
+        except (MemoryError, ValueError) as e:  # no budget, or memory taken by others
+            raise RunError(
+                f"{at}{tensor.kind} {tensor.id!r} of shape {list(shape)} ({tensor.dtype}, "
+                f"{format_size(size)}): cannot make its random values ({type(e).__name__}: {e})"
+            ) from e
 
     def fold(self) -> None:
         """Compute the constant steps once; their outputs stay like weights."""
@@ -163,7 +208,7 @@ class _Session:
                     f"{tensor.kind} {tensor.id!r} has no known shape; give it with a value "
                     "(an input's .npy file) or a shape",
                 )
-            value = random_value(tensor, shape, numpy_dtype(tensor), self.rng(t))
+            value = self.random(t, shape, f"node {step.node_id!r} ({step.op_type}): ")
             self.store_constant(t, tensor.kind, value)
             args[k] = value
 
@@ -265,7 +310,11 @@ class _Session:
         if step.kernel is None:
             raise self.error(step, args, step.problem or "no kernel")
         if any(a is None for a, t in zip(args, step.inputs, strict=True) if t is not None):
-            self.materialise(step, args)
+            try:
+                self.materialise(step, args)
+            except (ArithmeticError, ValueError, TypeError, IndexError) as e:  # bad attributes
+                problem = f"cannot infer the shape of a weight ({type(e).__name__}: {e})"
+                raise self.error(step, args, problem) from e
         start = time.perf_counter()
         try:
             out = step.kernel.fn(*args, **step.kwargs)
@@ -281,6 +330,13 @@ class _Session:
             if k < len(outs):
                 values[t] = outs[k]
         self.account(step)
+        if self.budget is not None and self.memory.peak > self.budget:
+            raise self.error(
+                step,
+                args,
+                f"its outputs took the live tensors to {format_size(self.memory.peak)}, over "
+                f"the memory budget of {format_size(self.budget)}; {_RAISE_BUDGET}",
+            )
         for t in step.frees:
             values[t] = None
         return seconds
