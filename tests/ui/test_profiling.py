@@ -254,3 +254,18 @@ def test_the_run_dialog_takes_a_shape_and_refuses_a_bad_one(qtbot, window) -> No
     dialog.accept()
     assert dialog.result() == accepted
     assert dialog.options().shapes == {"data": [1, 3, 12, 12]}
+
+
+def test_a_bug_during_a_run_is_one_short_line(qtbot, window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An exception xocview did not expect reaches the window as one line, not a traceback."""
+    import xocview.ui.running as running
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("first\nsecond " + "x" * 1_000_000)
+
+    monkeypatch.setattr(running, "run", broken)
+    open_file(qtbot, window, relu_graph(tmp_path / "g.json"))
+    run_and_wait(qtbot, window, RunOptions(repeat=1, warmup=0))
+    (message,) = window.runner.messages
+    assert "internal error: RuntimeError: first second" in message
+    assert "\n" not in message and len(message) < 500

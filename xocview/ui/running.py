@@ -7,12 +7,13 @@ medians are recorded as ``performance.time.cpu`` through the undo stack.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QProgressBar, QPushButton, QWidget
 
@@ -24,6 +25,7 @@ from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.profile import ProfilePanel
 from xocview.ui.run_dialog import RunOptions, ask_run_options
+from xocview.ui.workers import internal_error
 
 if TYPE_CHECKING:
     from xocview.ui.main_window import MainWindow
@@ -48,11 +50,10 @@ class RunSignals(QObject):
     failed = Signal(str, object)
 
 
-class RunJob(QRunnable):
-    """One run of the executor on a snapshot of a document's graph."""
+class RunJob:
+    """One run of the executor on a snapshot of a document's graph (``run`` in a thread)."""
 
     def __init__(self, graph: Graph, options: RunOptions) -> None:
-        super().__init__()
         self.graph, self.options = graph, options
         self.cancelled = False
         self.signals = RunSignals()
@@ -87,7 +88,7 @@ class RunJob(QRunnable):
             self.signals.failed.emit(str(e), None)
             return
         except Exception as e:  # a bug of ours: report it, never kill the window
-            self.signals.failed.emit(f"internal error: {type(e).__name__}: {e}", None)
+            self.signals.failed.emit(internal_error(self.graph.name, e), None)
             return
         self.signals.finished.emit(result)
 
@@ -185,7 +186,9 @@ class RunController(QObject):
         self._show_running(True)
         self.dock.show()
         self.dock.raise_()
-        QThreadPool.globalInstance().start(job)
+        # A daemon thread, not Qt's pool: Qt waits for its pool at exit, and one long kernel
+        # would keep the window from closing; a daemon thread is abandoned when the app ends.
+        threading.Thread(target=job.run, name="xocview-run", daemon=True).start()
         return job
 
     def stop(self) -> None:
