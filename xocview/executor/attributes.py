@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from xocview.errors import shorten
 from xocview.model import Node
 from xocview.model.dtypes import DTYPES
+from xocview.model.schema import attribute_types
 
-__all__ = ["kernel_kwargs", "tensor_attribute"]
+__all__ = ["check_attribute_types", "kernel_kwargs", "tensor_attribute"]
 
 
 def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray:
@@ -41,8 +43,58 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
         ) from e
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating))
+
+
+# What a JSON value of each ONNX attribute type looks like in the shared model.
+_FITS: dict[str, Any] = {
+    "INT": _is_int,
+    "FLOAT": _is_number,
+    "STRING": lambda v: isinstance(v, str),
+    "INTS": lambda v: isinstance(v, list) and all(_is_int(x) for x in v),
+    "FLOATS": lambda v: isinstance(v, list) and all(_is_number(x) for x in v),
+    "STRINGS": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "TENSOR": lambda v: isinstance(v, dict) and "tensor" in v,
+}
+_WORDS = {
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "STRING": "a string",
+    "INTS": "a list of integers",
+    "FLOATS": "a list of numbers",
+    "STRINGS": "a list of strings",
+    "TENSOR": "a tensor",
+}
+
+
+def check_attribute_types(node: Node) -> None:
+    """ValueError naming the first attribute whose value has the wrong ONNX type.
+
+    A damaged file's ``strides: {"k": 1}`` would otherwise reach the kernel and fail there with
+    a Python message (``int() argument must be ...``) instead of saying what was expected.
+    """
+    types = attribute_types(node.op_type)
+    if types is None:
+        return
+    for name, value in node.attributes.items():
+        kinds = types.get(name)
+        if kinds is None or not kinds <= _FITS.keys():
+            continue  # not the schema's, or a graph/sparse/type value: the kernel decides
+        if not any(_FITS[k](value) for k in kinds):
+            wanted = " or ".join(sorted(_WORDS[k] for k in kinds))
+            raise ValueError(
+                f"attribute {name!r} is {shorten(repr(value), 40)}; expected {wanted}"
+            )
+
+
 def kernel_kwargs(node: Node) -> dict[str, Any]:
     """The node's ONNX attributes ready for its kernel (tensors decoded once, before the run)."""
+    check_attribute_types(node)
     out: dict[str, Any] = {}
     for name, value in node.attributes.items():
         if isinstance(value, dict) and "tensor" in value:

@@ -1,0 +1,53 @@
+"""Attributes are checked against their ONNX types before a kernel sees them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from xocview.errors import RunError
+from xocview.executor import run
+from xocview.executor.attributes import check_attribute_types
+from xocview.model import Graph, Node, Tensor
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs", "message"),
+    [
+        ("MaxPool", {"kernel_shape": [2, 2], "strides": {"k": 1}}, "expected a list of integers"),
+        ("MaxPool", {"kernel_shape": [2, 2], "strides": False}, "expected a list of integers"),
+        ("Conv", {"group": "two"}, "attribute 'group' is 'two'; expected an integer"),
+        ("LeakyRelu", {"alpha": [1]}, "expected a number"),
+        ("Conv", {"auto_pad": 3}, "expected a string"),
+    ],
+)
+def test_a_wrong_type_names_the_attribute_and_what_was_expected(
+    op: str, attrs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_attribute_types(Node("n", op, [0], [1], attrs))
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("MaxPool", {"kernel_shape": [2, 2], "strides": [1, 1], "pads": [0, 0, 0, 0]}),
+        ("LeakyRelu", {"alpha": 1}),  # an integer is a number
+        ("Gemm", {"alpha": 0.5, "transB": 1}),
+        ("Frobnicate", {"anything": {"goes": 1}}),  # not an ONNX operator: the kernel decides
+    ],
+)
+def test_values_of_the_right_type_pass(op: str, attrs: dict[str, Any]) -> None:
+    check_attribute_types(Node("n", op, [0], [1], attrs))
+
+
+def test_a_run_stops_at_the_node_with_the_reason() -> None:
+    tensors = [
+        Tensor("x", "input", [1, 1, 4, 4], "float32"),
+        Tensor("y", "output", [1, 1, 2, 2], "float32"),
+    ]
+    pool = Node("pool", "MaxPool", [0], [1], {"kernel_shape": [2, 2], "strides": {"k": 1}})
+    graph = Graph("g", "g", tensors, [pool], [0], [1])
+    with pytest.raises(RunError, match=r"'pool'.*attribute 'strides' is \{'k': 1\}; expected"):
+        run(graph)
