@@ -51,3 +51,24 @@ def test_a_run_stops_at_the_node_with_the_reason() -> None:
     graph = Graph("g", "g", tensors, [pool], [0], [1])
     with pytest.raises(RunError, match=r"'pool'.*attribute 'strides' is \{'k': 1\}; expected"):
         run(graph)
+
+
+def _one_node_graph(node: Node, n_in: int = 1) -> Graph:
+    tensors = [Tensor(f"x{k}", "input", [2, 3], "float32") for k in range(n_in)]
+    tensors.append(Tensor("y", "output", [2, 3], "float32"))
+    return Graph("g", "g", tensors, [node], list(range(n_in)), [n_in])
+
+
+def test_an_attribute_the_kernel_does_not_take_is_refused_by_name() -> None:
+    node = Node("c", "LeakyRelu", [0], [1], {"alpha": 0.1, "alphx": 2})
+    with pytest.raises(RunError, match=r"'c'.*attribute 'alphx' is not one op 'LeakyRelu' takes"):
+        run(_one_node_graph(node))
+
+
+def test_a_required_input_left_out_is_refused_not_passed_as_none() -> None:
+    """An empty input name (omitted_inputs) where the op needs a value."""
+    node = Node("cat", "Concat", [0, 1], [2], {"axis": 0}, {"omitted_inputs": [1]})
+    graph = _one_node_graph(node, n_in=2)
+    graph.nodes[0].inputs = [0]
+    with pytest.raises(RunError, match=r"'cat'.*input 1 of op 'Concat' is required"):
+        run(graph)

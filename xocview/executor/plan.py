@@ -7,6 +7,7 @@ there, keeping the timings of the nodes before it.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +137,39 @@ def _check_arity(kernel: Kernel, given: int) -> None:
         raise ValueError(f"op {kernel.op_type!r} takes {takes} inputs, the node has {given}")
 
 
+def _check_present(kernel: Kernel, ins: list[int | None]) -> None:
+    """An input the op requires may not be left out (an empty name, a dropped reference):
+    said here rather than as the kernel's AttributeError on None."""
+    P = inspect.Parameter
+    positional = [
+        p for p in kernel.params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+    ]
+    variadic = any(p.kind is P.VAR_POSITIONAL for p in kernel.params)
+    for k, t in enumerate(ins):
+        if t is not None:
+            continue
+        if k < len(positional) and positional[k].default is not P.empty:
+            continue  # an optional input, which the kernel takes as None
+        if k < len(positional) or variadic:
+            raise ValueError(
+                f"input {k} of op {kernel.op_type!r} is required, but the node leaves it out"
+            )
+
+
+def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
+    """An attribute the op's kernel does not know (a damaged name) is refused by name."""
+    P = inspect.Parameter
+    if any(p.kind is P.VAR_KEYWORD for p in kernel.params):
+        return
+    known = {p.name for p in kernel.params if p.kind in (P.KEYWORD_ONLY, P.POSITIONAL_OR_KEYWORD)}
+    for name in kwargs:
+        if name not in known:
+            names = ", ".join(sorted(k for k in known if k != "num_outputs")) or "none"
+            raise ValueError(
+                f"attribute {name!r} is not one op {kernel.op_type!r} takes; expected {names}"
+            )
+
+
 def _step(graph: Graph, pos: int, node: Node, opset: int | None, body: bool) -> Step:
     ins = _positions(node.inputs, node.metadata.get("omitted_inputs"))
     outs = _positions(node.outputs, node.metadata.get("omitted_outputs"))
@@ -167,7 +201,9 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None, body: bool) -> 
         else:
             kernel = lookup(node.op_type, opset)
         _check_arity(kernel, len(ins))
+        _check_present(kernel, ins)
         kwargs = kernel_kwargs(node)
+        _check_keywords(kernel, kwargs)
         if kernel.wants_num_outputs:
             kwargs["num_outputs"] = len(outs)
     except (UnsupportedOp, ValueError) as e:

@@ -39,6 +39,8 @@ from xocview.model.schema import schema_attributes
 
 __all__ = ["EXTENSIONS", "LIGHTNET_DTYPES", "NAME", "load", "read_findings", "sniff"]
 
+_MAX_RANK = 32  # numpy's limit (64 since numpy 2; 32 before)
+
 NAME = "LightNet JSON IR"
 EXTENSIONS = (".json",)
 EXPANDS_DOTTED_KEYS = True  # params and extra fields go through _expanded
@@ -323,6 +325,13 @@ class _Builder:
         if data is None or op.params.get("from_file") is True or np_type is None:
             return None
         size = math.prod(shape)
+        if len(shape) > _MAX_RANK:
+            self.warn(
+                f"{op.place}.params[{op.where.get('shape', 0)}].value",
+                f"the shape has {len(shape)} dimensions, more than an array holds "
+                f"({_MAX_RANK}); its values are not loaded",
+            )
+            return None
         if type(data) is list and all(isinstance(v, (int, float)) for v in data):
             if len(data) == size:
                 return np.asarray(data, dtype=np.float64).astype(np_type).reshape(shape)

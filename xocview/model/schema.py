@@ -35,7 +35,7 @@ def _types() -> dict[str, dict[str, frozenset[str]]]:
     for schema in onnx.defs.get_all_schemas_with_history():
         attrs = table.setdefault(schema.name, {})
         for name, attr in schema.attributes.items():
-            attrs.setdefault(name, set()).add(attr.type.name)
+            attrs.setdefault(name, set()).add(str(attr.type).rsplit(".", 1)[-1])  # "INTS"
     return {
         op: {name: frozenset(kinds) for name, kinds in attrs.items()} for op, attrs in table.items()
     }
