@@ -659,3 +659,11 @@ def test_loading_does_not_change_the_document(tmp_path: Path) -> None:
     source = Source(write(tmp_path, doc))
     lightnet_json.load(source)
     assert source.json == before
+
+
+def test_a_weight_of_more_dims_than_an_array_holds_keeps_no_values(tmp_path: Path) -> None:
+    doc = small()
+    doc["ops"][1] = op("create2", "create", (), ["w"], dtype="TL_FLOAT", dims=[1] * 100, data=[0])
+    g, found = findings(tmp_path, doc)
+    assert g.tensor("w").data is None and g.tensor("w").shape == [1] * 100
+    assert any("100 dimensions, more than an array holds" in f.message for f in found)
