@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -302,3 +303,16 @@ def test_good_external_data_with_offset_and_length_reads(tmp_path: Path) -> None
     path = _external(tmp_path, offset="0", length="16")
     assert registry.check(path)[1] == []
     np.testing.assert_array_equal(registry.load(path).tensor("W").data, [[0, 1], [2, 3]])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_external_data_in_a_fifo_is_refused_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(tmp_path / "pipe.bin")  # nobody writes: reading it would block forever
+    path = _external(tmp_path, location="pipe.bin")
+    graph, findings = registry.check(path)
+    assert any("'pipe.bin' is not a regular file" in f.message for f in findings), findings
+    with pytest.raises(FormatError, match="is not a regular file"):
+        _ = graph.tensor("W").data
+    assert "external data file 'pipe.bin' is not a regular file" in _cli(capsys, "run", str(path))

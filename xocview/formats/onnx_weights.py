@@ -165,8 +165,9 @@ def external_problem(
         )
     try:
         if not path.is_file():
+            what = "is not a regular file" if path.exists() else "is missing"
             raise FormatError(
-                file, _at(place, "location"), f"external data file '{location}' is missing"
+                file, _at(place, "location"), f"external data file '{location}' {what}"
             )
         size = path.stat().st_size
     except OSError as e:
