@@ -12,6 +12,7 @@ import onnx
 import pytest
 
 from tests.conftest import REPO, corpus_path
+from tests.executor.big_graphs import lightnet_file
 from xocview.formats import load
 from xocview.model.profile import node_times_ms
 
@@ -122,33 +123,8 @@ def test_lightnet_corpus_file_runs() -> None:
     assert "over 252 nodes" in done.stdout
 
 
-def _lightnet_with_weight(tmp_path: Path, dims: list[int]) -> Path:
-    ops = [
-        {
-            "name": "create1",
-            "optype": "create",
-            "tensors_in": [],
-            "tensors_out": [{"arg_name": "dst", "name": "big"}],
-            "params": [
-                {"arg_name": "dtype", "value": "TL_FLOAT"},
-                {"arg_name": "dims", "value": dims},
-            ],
-        },
-        {
-            "name": "relu1",
-            "optype": "relu",
-            "tensors_in": [{"arg_name": "src", "name": "big"}],
-            "tensors_out": [{"arg_name": "dst", "name": "out"}],
-            "params": [],
-        },
-    ]
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps({"ops": ops}))
-    return path
-
-
 def test_a_billion_element_weight_is_refused_over_the_budget_naming_it(tmp_path: Path) -> None:
-    path = _lightnet_with_weight(tmp_path, [10**9])
+    path = lightnet_file(tmp_path, [10**9])
     done = xocview("run", str(path), "--max-memory", "2G")
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("xocview: error: the run needs about 3.7 GB for its tensors")
@@ -158,7 +134,7 @@ def test_a_billion_element_weight_is_refused_over_the_budget_naming_it(tmp_path:
 
 
 def test_the_default_budget_refuses_what_no_machine_holds(tmp_path: Path) -> None:
-    done = xocview("run", str(_lightnet_with_weight(tmp_path, [10**6, 10**6])))
+    done = xocview("run", str(lightnet_file(tmp_path, [10**6, 10**6])))
     assert done.returncode == 1, done.stderr
     assert "largest: weight 'big' [1000000,1000000] float32 3.6 TB" in done.stderr
 

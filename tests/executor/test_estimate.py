@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from tests.executor.big_graphs import lightnet_file
 from tests.executor.test_runtime import _t, relu_chain
 from xocview.errors import RunError
 from xocview.executor import budget, run, runtime
@@ -141,31 +142,6 @@ def test_a_weight_whose_shape_the_run_infers_is_held_to_the_budget(
     with pytest.raises(RunError, match=r"node 'fc' \(Gemm\): weight 'w' of shape \[4096, 65536\]"):
         run(g, max_memory=2**20)
     assert no_random_fill == [(1, 4096)]
-
-
-def lightnet_file(tmp_path: Path, dims: list[int]) -> Path:
-    ops = [
-        {
-            "name": "create1",
-            "optype": "create",
-            "tensors_in": [],
-            "tensors_out": [{"arg_name": "dst", "name": "big"}],
-            "params": [
-                {"arg_name": "dtype", "value": "TL_FLOAT"},
-                {"arg_name": "dims", "value": dims},
-            ],
-        },
-        {
-            "name": "relu1",
-            "optype": "relu",
-            "tensors_in": [{"arg_name": "src", "name": "big"}],
-            "tensors_out": [{"arg_name": "dst", "name": "out"}],
-            "params": [],
-        },
-    ]
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps({"ops": ops}))
-    return path
 
 
 def test_a_lightnet_file_with_a_billion_element_weight_is_refused(
