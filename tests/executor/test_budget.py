@@ -127,3 +127,7 @@ def test_a_kernel_temporary_no_shape_announced_stops_at_its_node(tmp_path: Path)
     onnx.save(model, str(path))
     with pytest.raises(RunError, match=r"node 'wide' \(Conv\): MemoryError"):
         run(load(path), max_memory=256 * 2**20)
+
+
+def test_an_unknowable_size_still_prints() -> None:
+    assert format_size(float("nan")) == "an unknown size"

@@ -180,3 +180,21 @@ def test_element_sizes_follow_the_executor() -> None:
     assert item_bytes("undefined") == 4  # runs as float32
     assert item_bytes("string") == 8  # object pointers
     assert item_bytes("int4") == 1 and item_bytes("nonsense") == 4
+
+
+def test_a_thousand_large_dims_beside_a_zero_give_a_finite_refusal() -> None:
+    """Sizes past float range are capped, so the live sum never meets inf - inf (NaN)."""
+    tensors = [
+        _t("x", "input", [2] * 40),
+        _t("a", "activation", [64] + [32] * 1000),
+        _t("z", "activation", [0] + [32] * 1000),
+        _t("y", "output", [2] * 40),
+    ]
+    nodes = [
+        Node("r1", "Relu", [0], [1]),
+        Node("r2", "Relu", [1], [2]),
+        Node("r3", "Relu", [0], [3]),
+    ]
+    g = Graph("g", "g", tensors, nodes, [0], [3])
+    with pytest.raises(RunError, match=r"needs about 1e\+30 B .* over the memory budget"):
+        run(g, max_memory=2**30)

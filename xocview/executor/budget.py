@@ -129,6 +129,8 @@ def parse_size(text: str) -> int:
 
 def format_size(n: int | float) -> str:
     """``n`` bytes as a short text with the unit that suits it (``3.7 GB``, ``512.0 MB``)."""
+    if n != n:  # NaN: a size no arithmetic could tell
+        return "an unknown size"
     if n >= 2**60:  # a damaged shape's size: no unit helps, and a huge int has no float
         return f"{float(min(n, 1e308)):.3g} B" if n < 10**308 else "more than 1e308 B"
     for unit, scale in (("TB", 2**40), ("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):

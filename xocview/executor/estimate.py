@@ -24,6 +24,8 @@ from xocview.model.dtypes import DTYPES
 
 __all__ = ["Estimate", "check_budget", "estimate_peak", "item_bytes"]
 
+_HUGE = 1e30  # bytes: more than any machine has, still finite
+
 _LARGEST = 3  # tensors a refusal names
 
 
@@ -120,7 +122,9 @@ def estimate_peak(
             unknown += 1
         else:
             # in floats: a thousand large dims overflow to inf, not past what float() takes
-            sizes[t] = math.prod(map(float, shape)) * item_bytes(graph.tensors[t].dtype)
+            elements = 0.0 if 0 in shape else math.prod(map(float, shape))
+            # capped, so that sums and differences of live sizes never meet inf - inf
+            sizes[t] = min(elements * item_bytes(graph.tensors[t].dtype), _HUGE)
     permanent = float(sizes[plan.constants].sum()) if plan.constants else 0.0
     permanent += sum(float(sizes[t]) for step in plan.folded for _, t in step.outputs)
     peak = permanent + _step_peak(plan, sizes)
