@@ -72,3 +72,9 @@ def test_a_required_input_left_out_is_refused_not_passed_as_none() -> None:
     graph.nodes[0].inputs = [0]
     with pytest.raises(RunError, match=r"'cat'.*input 1 of op 'Concat' is required"):
         run(graph)
+
+
+def test_a_missing_required_attribute_is_named() -> None:
+    node = Node("c", "Cast", [0], [1], {})
+    with pytest.raises(RunError, match=r"'c'.*op 'Cast' needs attribute 'to'; it is missing"):
+        run(_one_node_graph(node))

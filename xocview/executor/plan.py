@@ -157,8 +157,13 @@ def _check_present(kernel: Kernel, ins: list[int | None]) -> None:
 
 
 def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
-    """An attribute the op's kernel does not know (a damaged name) is refused by name."""
+    """An attribute the op's kernel does not know (a damaged name), or one it cannot do
+    without, is refused by name rather than as the kernel call's TypeError."""
     P = inspect.Parameter
+    for p in kernel.params:
+        required = p.kind is P.KEYWORD_ONLY and p.default is P.empty
+        if required and p.name != "num_outputs" and p.name not in kwargs:
+            raise ValueError(f"op {kernel.op_type!r} needs attribute {p.name!r}; it is missing")
     if any(p.kind is P.VAR_KEYWORD for p in kernel.params):
         return
     known = {p.name for p in kernel.params if p.kind in (P.KEYWORD_ONLY, P.POSITIONAL_OR_KEYWORD)}
