@@ -121,7 +121,7 @@ KEY_ATTRIBUTES: dict[str, list[dict[str, Any]]] = {
     # Reshape, Slice, BatchNormalization and the rest show nothing: no entry.
 }  # fmt: skip
 
-# FLOPs rules (xocview/model/opfacts.py implements them); a multiply-add counts as 2.
+# FLOPs rules (xocview/model/analyses/opfacts.py implements them); a multiply-add counts as 2.
 # "per" is the FLOPs per element where the rule counts elements:
 #   BatchNormalization 2 (inference: scale and shift folded into one multiply-add);
 #   Layer/Instance/GroupNormalization 7 (mean 1, centre 1, square and sum 2, times 1/std 1,

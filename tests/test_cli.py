@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import REPO, SHARED, corpus_path
 from xocview import __version__
 from xocview.formats import load
-from xocview.model.opfacts import graph_flops
+from xocview.model.analyses.opfacts import graph_flops
 
 SAMPLES = REPO / "sample_graphs"
 TINY = "sample_graphs/tiny_transformer.json"

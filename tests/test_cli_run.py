@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO, corpus_path
 from tests.executor.big_graphs import lightnet_file
 from xocview.formats import load
-from xocview.model.profile import node_times_ms
+from xocview.model.analyses.profile import node_times_ms
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 

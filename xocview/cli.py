@@ -20,9 +20,10 @@ from xocview import __version__, desktop
 from xocview.cli_run import add_run_parser, cmd_run
 from xocview.errors import EditError, XocviewError
 from xocview.formats import registry
-from xocview.model import edits, opfacts
+from xocview.model import edits
+from xocview.model.analyses import opfacts
+from xocview.model.analyses.summary import parse_shape, shape_text, summarize
 from xocview.model.graph import Graph
-from xocview.model.summary import parse_shape, shape_text, summarize
 
 __all__ = ["main"]
 

@@ -16,8 +16,8 @@ from xocview.executor.budget import parse_size
 from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
 from xocview.model import Graph, edits
-from xocview.model.profile import TIME_KEY, times_as_metadata
-from xocview.model.summary import parse_shape
+from xocview.model.analyses.profile import TIME_KEY, times_as_metadata
+from xocview.model.analyses.summary import parse_shape
 
 __all__ = ["add_run_parser"]
 

@@ -15,7 +15,7 @@ from tests.conftest import REPO, corpus_path
 from tests.ui.test_viewer import click_item, item_of
 from xocview.formats import load, save
 from xocview.model import Graph, Node, Tensor
-from xocview.model.profile import node_times_ms
+from xocview.model.analyses.profile import node_times_ms
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.run_dialog import RunDialog, RunOptions
 

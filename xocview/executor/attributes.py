@@ -87,9 +87,7 @@ def check_attribute_types(node: Node) -> None:
             continue  # not the schema's, or a graph/sparse/type value: the kernel decides
         if not any(_FITS[k](value) for k in kinds):
             wanted = " or ".join(sorted(_WORDS[k] for k in kinds))
-            raise ValueError(
-                f"attribute {name!r} is {shorten(repr(value), 40)}; expected {wanted}"
-            )
+            raise ValueError(f"attribute {name!r} is {shorten(repr(value), 40)}; expected {wanted}")
 
 
 def kernel_kwargs(node: Node) -> dict[str, Any]:

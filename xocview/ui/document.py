@@ -15,7 +15,7 @@ from xocview.errors import shorten, shorten_message
 from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
-from xocview.model.profile import node_flops, node_parameters, node_times_ms
+from xocview.model.analyses.profile import node_flops, node_parameters, node_times_ms
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.heat import HeatLevels, heat_levels
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import unsupported_ops
-from xocview.model.summary import parse_shape, shape_text
+from xocview.model.analyses.summary import parse_shape, shape_text
 from xocview.ui.document import Document
 
 __all__ = ["RunDialog", "RunOptions", "ask_run_options"]

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox, QProgressBar, QPushButto
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
 from xocview.model import Graph, edits
-from xocview.model.profile import TIME_KEY, subtree_sums, times_as_metadata
+from xocview.model.analyses.profile import TIME_KEY, subtree_sums, times_as_metadata
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.profile import ProfilePanel

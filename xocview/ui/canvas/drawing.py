@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout import layout
-from xocview.model import Graph, Hierarchy, Node, opfacts, visible_graph
-from xocview.model.summary import shape_text
+from xocview.model import Graph, Hierarchy, Node, visible_graph
+from xocview.model.analyses import opfacts
+from xocview.model.analyses.summary import shape_text
 
 __all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide"]
 

@@ -34,9 +34,10 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import FormatError, XocviewError, shorten
 from xocview.formats.atomic import write_atomic
-from xocview.model import DTYPES, Tensor, edits, opfacts
-from xocview.model.summary import shape_text, summarize
-from xocview.model.tensor_stats import TensorStats, stats
+from xocview.model import DTYPES, Tensor, edits
+from xocview.model.analyses import opfacts
+from xocview.model.analyses.summary import shape_text, summarize
+from xocview.model.analyses.tensor_stats import TensorStats, stats
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels import follow

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.errors import shorten, shorten_message
-from xocview.model.search import MAX_HITS, Hit, SearchError, SearchIndex
-from xocview.model.summary import shape_text
+from xocview.model.analyses.search import MAX_HITS, Hit, SearchError, SearchIndex
+from xocview.model.analyses.summary import shape_text
 from xocview.ui.document import Document
 
 __all__ = ["SearchPanel"]

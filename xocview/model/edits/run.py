@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from xocview.model.edits_attrs import nodes_metadata_steps
-from xocview.model.edits_steps import Edit, Ref, SetField, Step
+from xocview.model.edits.attrs import nodes_metadata_steps
+from xocview.model.edits.steps import Edit, Ref, SetField, Step
 
 if TYPE_CHECKING:
     from xocview.model.graph import Graph, Tensor

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xocview.errors import XocviewError
+from xocview.model.analyses.summary import shape_text
 from xocview.model.dotted import flatten_dotted
 from xocview.model.graph import Graph
-from xocview.model.summary import shape_text
 
 __all__ = [
     "MAX_HITS",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from xocview.errors import EditError
-from xocview.model.edits_lookup import (
+from xocview.model.edits.lookup import (
     check_new_id,
     children_of,
     node_pos,
@@ -15,7 +15,7 @@ from xocview.model.edits_lookup import (
     with_key,
     without_key,
 )
-from xocview.model.edits_steps import Edit, InsertNode, RemoveNode, RemoveTensor, SetField, Step
+from xocview.model.edits.steps import Edit, InsertNode, RemoveNode, RemoveTensor, SetField, Step
 from xocview.model.graph import Node
 
 if TYPE_CHECKING:

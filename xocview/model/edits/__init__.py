@@ -5,7 +5,7 @@ and returns the :class:`Edit` that it applied. Nothing is written before the che
 refused edit (``EditError``, whose message names the thing and says how to fix the request)
 leaves the graph as it was.
 
-Undo. An ``Edit`` is a description and a tuple of primitive steps (``edits_steps``): replace one
+Undo. An ``Edit`` is a description and a tuple of primitive steps (``edits.steps``): replace one
 field of a node, tensor or the graph (old and new value kept), or insert/remove one node or
 tensor at a position. ``edit.revert(graph)`` runs the steps' inverses in reverse order and
 ``edit.apply(graph)`` runs them again; both call ``graph.invalidate()``. Steps never change a
@@ -30,8 +30,8 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-from xocview.model.edits_add import add_node, infer_output
-from xocview.model.edits_attrs import (
+from xocview.model.edits.add import add_node, infer_output
+from xocview.model.edits.attrs import (
     EXTRA_ATTRIBUTES_KEY,
     add_attribute,
     attribute_type,
@@ -41,10 +41,10 @@ from xocview.model.edits_attrs import (
     set_attribute,
     set_metadata,
 )
-from xocview.model.edits_nodes import bypass_node, delete_node, group_nodes, ungroup
-from xocview.model.edits_run import record_run
-from xocview.model.edits_steps import Edit
-from xocview.model.edits_tensors import (
+from xocview.model.edits.nodes import bypass_node, delete_node, group_nodes, ungroup
+from xocview.model.edits.run import record_run
+from xocview.model.edits.steps import Edit
+from xocview.model.edits.tensors import (
     mark_output,
     rename_node,
     rename_tensor,

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from xocview.model import tensor_stats
-from xocview.model.tensor_stats import BINS, stats
+from xocview.model.analyses import tensor_stats
+from xocview.model.analyses.tensor_stats import BINS, stats
 
 
 def test_hand_checked_figures() -> None:

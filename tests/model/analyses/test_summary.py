@@ -6,7 +6,7 @@ import pytest
 
 from tests.model.conftest import chain, graph, grouped, node, tensor
 from xocview.model import Tensor
-from xocview.model.summary import format_shape, parse_shape, shape_text, summarize
+from xocview.model.analyses.summary import format_shape, parse_shape, shape_text, summarize
 
 # -- shapes ------------------------------------------------------------------------------------
 

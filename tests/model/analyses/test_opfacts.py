@@ -16,7 +16,7 @@ import pytest
 from tests.model.conftest import graph, node, tensor
 from xocview.formats import load
 from xocview.model import Graph
-from xocview.model.opfacts import (
+from xocview.model.analyses.opfacts import (
     category,
     flops,
     flops_assuming,

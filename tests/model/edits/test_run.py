@@ -9,7 +9,7 @@ import pytest
 from tests.model.conftest import graph, node, tensor
 from xocview.errors import EditError
 from xocview.model import Graph, edits
-from xocview.model.edits_run import SHAPE_SOURCE_KEY
+from xocview.model.edits.run import SHAPE_SOURCE_KEY
 
 
 def sample() -> Graph:

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from xocview.errors import EditError
-from xocview.model.edits_lookup import (
+from xocview.model.edits.lookup import (
     HIERARCHY_KEYS,
     check_json,
     deleted_path,
@@ -16,7 +16,7 @@ from xocview.model.edits_lookup import (
     set_path,
     tensor_pos,
 )
-from xocview.model.edits_steps import Edit, Ref, SetField
+from xocview.model.edits.steps import Edit, Ref, SetField
 
 if TYPE_CHECKING:
     from xocview.model.graph import Graph

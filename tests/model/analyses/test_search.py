@@ -6,7 +6,7 @@ import pytest
 
 from tests.model.conftest import chain, grouped, node, tensor
 from xocview.errors import XocviewError
-from xocview.model.search import SearchError, search
+from xocview.model.analyses.search import SearchError, search
 
 
 def found(result) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]

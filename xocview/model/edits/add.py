@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from xocview.errors import EditError
 from xocview.model.dtypes import DTYPES
-from xocview.model.edits_attrs import EXTRA_ATTRIBUTES_KEY, attribute_type, check_attribute_value
-from xocview.model.edits_lookup import check_new_id, tensor_pos, unique_id
-from xocview.model.edits_steps import Edit, InsertNode, InsertTensor
+from xocview.model.edits.attrs import EXTRA_ATTRIBUTES_KEY, attribute_type, check_attribute_value
+from xocview.model.edits.lookup import check_new_id, tensor_pos, unique_id
+from xocview.model.edits.steps import Edit, InsertNode, InsertTensor
 from xocview.model.graph import Node, Tensor
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from xocview.errors import EditError
 from xocview.model.dtypes import DTYPES, canonical_dtype
-from xocview.model.edits_lookup import check_new_id, node_pos, tensor_pos, with_key
-from xocview.model.edits_steps import Edit, SetField, Step
+from xocview.model.edits.lookup import check_new_id, node_pos, tensor_pos, with_key
+from xocview.model.edits.steps import Edit, SetField, Step
 from xocview.model.graph import TENSOR_KINDS
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from xocview.model import opfacts
+from xocview.model.analyses import opfacts
 from xocview.model.hierarchy import Hierarchy
 
 if TYPE_CHECKING:
