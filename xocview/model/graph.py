@@ -16,6 +16,16 @@ TENSOR_KINDS = ("input", "output", "weight", "activation")
 
 LazyData = Callable[[], np.ndarray]
 
+# The index is built from a graph and its module imports this one, never the reverse: it
+# registers its class here (set_index_type) when xocview.model is imported.
+_index_type: Callable[[Graph], GraphIndex] | None = None
+
+
+def set_index_type(factory: Callable[[Graph], GraphIndex]) -> None:
+    """Called once by xocview.model.index: what ``Graph.index`` builds."""
+    global _index_type
+    _index_type = factory
+
 
 class Tensor:
     """A value in the graph; ``kind`` is the XOC JSON ``name`` (input/output/weight/activation).
@@ -148,9 +158,9 @@ class Graph:
     def index(self) -> GraphIndex:
         """Derived arrays for the current contents (rebuilt after ``invalidate()``)."""
         if self._index is None:
-            from xocview.model.index import GraphIndex
-
-            self._index = GraphIndex(self)
+            if _index_type is None:  # xocview.model imports the index module, which sets it
+                raise RuntimeError("import xocview.model (not only xocview.model.graph)")
+            self._index = _index_type(self)
         return self._index
 
     def invalidate(self) -> None:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from itertools import chain
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from xocview.model.graph import Graph
+from xocview.model.graph import Graph, set_index_type
 
 __all__ = ["GraphIndex"]
 
@@ -158,3 +156,6 @@ def _positions(ids: Iterable[str]) -> dict[str, int]:
     for i, key in enumerate(ids):
         pos.setdefault(key, i)
     return pos
+
+
+set_index_type(GraphIndex)
