@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from xocview.formats.xoc_json import save
+from xocview.formats.xoc import save
 from xocview.model import Graph, Node, Tensor
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import check, detect, load, save, xoc_json
+from xocview.formats import check, detect, load, save, xoc
 from xocview.formats.source import Source
 
 GRAPH = {
@@ -28,7 +28,7 @@ GRAPH = {
 def test_content_decides_not_the_extension(tmp_path: Path) -> None:
     path = tmp_path / "graph.txt"
     path.write_text(json.dumps(GRAPH), encoding="utf-8")
-    assert detect(Source(path)) is xoc_json
+    assert detect(Source(path)) is xoc
     assert [n.id for n in load(path).nodes] == ["n"]
 
 

@@ -27,7 +27,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
 from xocview.formats import load
-from xocview.formats.xoc_json import save
+from xocview.formats.xoc import save
 from xocview.model import Graph, Hierarchy, Node, Tensor
 from xocview.ui.canvas.drawing import build_drawing
 from xocview.ui.canvas.view import GraphView

@@ -21,7 +21,7 @@ from typing import Any
 from timing import median_time  # tests/perf/, beside us
 
 from xocview.formats import load
-from xocview.formats.xoc_json import save
+from xocview.formats.xoc import save
 
 
 def generate(num_nodes: int, seed: int = 0) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""File formats: one module per format plus the registry that detects and dispatches."""
+"""File formats: one sub-package per format plus the registry that detects and dispatches."""
 
 from xocview.formats.registry import FORMATS, check, detect, load, save
 

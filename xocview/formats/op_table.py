@@ -299,7 +299,7 @@ NNVM_OPS: dict[str, list[Rule]] = {
 #
 # Left with their own names, since ONNX has no op with the same outputs: ``maxreduce`` (some
 # versions give the max and its index), ``maxreduce_arg``, ``zeros`` (ConstantOfShape takes the
-# shape as a tensor), ``print``, ``create`` (not a node at all; see ``lightnet_json``).
+# shape as a tensor), ``print``, ``create`` (not a node at all; see ``lightnet.reader``).
 #
 # A converter returns None when a value has no ONNX form; the loader then leaves it out.
 def _ln_ints(value: Any) -> list[int] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import lightnet_json, nnvm_json, onnx_proto, xoc_json
+from xocview.formats import lightnet, nnvm, onnx, xoc
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
@@ -15,11 +15,11 @@ from xocview.model.dotted import expand_dotted_if_possible
 
 __all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]
 
-# Each module exposes NAME, EXTENSIONS, sniff(source) -> None | reason, load(source) -> Graph,
-# and save(graph, path) where the format can be written. Adding a format adds one row. A
-# module that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted keys, which
-# spares a scan of every node's metadata after loading.
-FORMATS: tuple[ModuleType, ...] = (xoc_json, nnvm_json, lightnet_json, onnx_proto)
+# Each format package exposes NAME, EXTENSIONS, sniff(source) -> None | reason,
+# load(source) -> Graph, and save(graph, path) where the format can be written. Adding a format
+# adds one row. A format that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted
+# keys, which spares a scan of every node's metadata after loading.
+FORMATS: tuple[ModuleType, ...] = (xoc, nnvm, lightnet, onnx)
 
 
 def detect(source: Source) -> ModuleType:

@@ -14,7 +14,7 @@ from tests.conftest import REPO
 from tests.model.conftest import chain, grouped, node, tensor
 from xocview.errors import EditError
 from xocview.formats import load, save
-from xocview.formats.xoc_json import dumps
+from xocview.formats.xoc import dumps
 from xocview.model import DTYPES, TENSOR_KINDS, Graph, validate
 from xocview.model import edits as E
 from xocview.model.dotted import flatten_dotted

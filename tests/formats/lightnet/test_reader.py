@@ -1,4 +1,4 @@
-"""xocview/formats/lightnet_json.py and op_table.py: LightNet's JSON IR."""
+"""xocview/formats/lightnet/ (reader, check, build) and op_table.py: LightNet's JSON IR."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from xocview.errors import FormatError
-from xocview.formats import lightnet_json, registry, xoc_json
+from xocview.formats import lightnet, registry, xoc
 from xocview.formats.op_table import LIGHTNET_OPS
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, validate
 from xocview.model.schema import is_known_op, schema_attributes
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 CORPUS = SHARED / "corpus" / "lightnet"
 ABSENT = f"{CORPUS} is absent"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=ABSENT)
@@ -43,7 +43,7 @@ corpus = pytest.mark.parametrize(
 
 
 def load_corpus(name: str) -> Graph:
-    return lightnet_json.load(Source(CORPUS / name))
+    return lightnet.load(Source(CORPUS / name))
 
 
 def write(tmp_path: Path, doc: Any, name: str = "net.json") -> Path:
@@ -53,12 +53,12 @@ def write(tmp_path: Path, doc: Any, name: str = "net.json") -> Path:
 
 
 def findings(tmp_path: Path, doc: Any) -> tuple[Graph, list[Finding]]:
-    return lightnet_json.read_findings(Source(write(tmp_path, doc)))
+    return lightnet.read_findings(Source(write(tmp_path, doc)))
 
 
 def fault(tmp_path: Path, doc: Any) -> str:
     with pytest.raises(FormatError) as caught:
-        lightnet_json.load(Source(write(tmp_path, doc)))
+        lightnet.load(Source(write(tmp_path, doc)))
     return str(caught.value)
 
 
@@ -130,20 +130,20 @@ def test_corpus_graphs_validate_without_errors(name: str) -> None:
 def test_corpus_graphs_convert_to_xoc_json_and_load_back_equal(name: str, tmp_path: Path) -> None:
     g = load_corpus(name)
     path = tmp_path / "converted.json"
-    xoc_json.save(g, path)
-    assert xoc_json.load(Source(path)) == g
+    xoc.save(g, path)
+    assert xoc.load(Source(path)) == g
 
 
 @corpus
 def test_corpus_files_are_sniffed_as_lightnet_and_not_as_xoc_or_nnvm(name: str) -> None:
     source = Source(CORPUS / name)
-    assert lightnet_json.sniff(source) is None
-    assert xoc_json.sniff(source) == "no 'tensors' list at the root"
+    assert lightnet.sniff(source) is None
+    assert xoc.sniff(source) == "no 'tensors' list at the root"
     try:
-        from xocview.formats import nnvm_json
+        from xocview.formats import nnvm
     except ImportError:  # not merged yet
         return
-    assert nnvm_json.sniff(source) is not None
+    assert nnvm.sniff(source) is not None
 
 
 @corpus
@@ -156,7 +156,7 @@ def test_node_attributes_are_onnx_schema_attributes(name: str) -> None:
 @needs_corpus
 def test_the_invalid_file_fails_with_line_and_column() -> None:
     with pytest.raises(FormatError) as caught:
-        lightnet_json.load(Source(CORPUS / INVALID))
+        lightnet.load(Source(CORPUS / INVALID))
     assert caught.value.place == "line 199 column 5"
     assert str(caught.value).endswith(
         f"{INVALID}: line 199 column 5: invalid JSON: Expecting value"
@@ -167,7 +167,7 @@ def test_the_invalid_file_fails_with_line_and_column() -> None:
 def test_xoc_and_nnvm_corpus_files_are_refused() -> None:
     for fmt in ("xoc", "nnvm"):
         for path in sorted((SHARED / "corpus" / fmt).glob("*.json")):
-            why = lightnet_json.sniff(Source(path))
+            why = lightnet.sniff(Source(path))
             assert why is not None and ("nodes" in why or "tensors" in why or "ops" in why), path
 
 
@@ -295,7 +295,7 @@ def test_multi_output_ops_and_typed_zeros() -> None:
 
 @needs_corpus
 def test_tensors_never_defined_are_warned_about_and_shown_as_inputs() -> None:
-    g, found = lightnet_json.read_findings(Source(CORPUS / "lightnet_op_all_optypes.json"))
+    g, found = lightnet.read_findings(Source(CORPUS / "lightnet_op_all_optypes.json"))
     assert [g.tensors[t].id for t in g.inputs] == ["transpose1", "weight1", "bias1"]
     for k, name in enumerate(["transpose1", "weight1", "bias1"]):
         t = g.tensor(name)
@@ -333,7 +333,7 @@ def test_tensors_never_defined_are_warned_about_and_shown_as_inputs() -> None:
 
 @needs_corpus
 def test_the_null_valued_file_loads_and_reads_clean() -> None:
-    g, found = lightnet_json.read_findings(Source(CORPUS / "lightnet_trt_test_null_values.json"))
+    g, found = lightnet.read_findings(Source(CORPUS / "lightnet_trt_test_null_values.json"))
     assert found == []
     up = g.node("upsample1")  # scales as an input tensor (Upsample-9), dims only in metadata
     assert (up.op_type, up.attributes) == ("Upsample", {"mode": "nearest"})
@@ -366,7 +366,7 @@ def test_unknown_optypes_and_params_stay_in_metadata(tmp_path: Path) -> None:
     doc["ops"][2]["params"].append({"arg_name": "workspace", "value": 1024})
     doc["ops"][3] = op("act1", "swish", [("src", "c")], [("dst", "r")], beta=1.5)
     doc["ops"][4]["author"] = "me"
-    g = lightnet_json.load(Source(write(tmp_path, doc)))
+    g = lightnet.load(Source(write(tmp_path, doc)))
     conv = g.node("conv1")
     assert "auto_pad" not in conv.attributes and "workspace" not in conv.attributes
     assert conv.metadata["params"]["autopad"] == "BOGUS"
@@ -381,18 +381,18 @@ def test_unknown_optypes_and_params_stay_in_metadata(tmp_path: Path) -> None:
 )
 def test_elew_maps_by_its_operation(tmp_path: Path, code: str, onnx_op: str) -> None:
     doc = {"ops": [op("e", "elew", ["a", "b"], ["c"], elew_op=code)]}
-    assert lightnet_json.load(Source(write(tmp_path, doc))).node("e").op_type == onnx_op
+    assert lightnet.load(Source(write(tmp_path, doc))).node("e").op_type == onnx_op
     doc["ops"][0]["params"][0]["value"] = "TL_NOPE"
-    assert lightnet_json.load(Source(write(tmp_path, doc))).node("e").op_type == "elew"
+    assert lightnet.load(Source(write(tmp_path, doc))).node("e").op_type == "elew"
 
 
 def test_dotted_param_names_round_trip_through_xoc_json(tmp_path: Path) -> None:
     doc = small()
     doc["ops"][3]["params"].append({"arg_name": "trt.precision", "value": "fp16"})
-    g = lightnet_json.load(Source(write(tmp_path, doc)))
+    g = lightnet.load(Source(write(tmp_path, doc)))
     assert g.node("relu1").metadata["params"] == {"trt": {"precision": "fp16"}}
-    xoc_json.save(g, tmp_path / "x.json")
-    assert xoc_json.load(Source(tmp_path / "x.json")) == g
+    xoc.save(g, tmp_path / "x.json")
+    assert xoc.load(Source(tmp_path / "x.json")) == g
 
 
 def test_repeated_op_names_get_suffixes_and_a_warning(tmp_path: Path) -> None:
@@ -444,10 +444,10 @@ def test_unknown_dtypes_and_mismatched_data_are_warnings(tmp_path: Path) -> None
 
 def test_values_follow_the_declared_dtype(tmp_path: Path) -> None:
     doc = {"ops": [op("c", "create", (), ["t"], dtype="TL_UINT8", dims=[3], data=[1, 2.0, 300])]}
-    t = lightnet_json.load(Source(write(tmp_path, doc))).tensor("t")
+    t = lightnet.load(Source(write(tmp_path, doc))).tensor("t")
     assert t.dtype == "uint8" and t.data is not None and t.data.dtype == np.uint8
     doc["ops"][0]["params"].append({"arg_name": "from_file", "value": True})
-    assert lightnet_json.load(Source(write(tmp_path, doc))).tensor("t").has_data is False
+    assert lightnet.load(Source(write(tmp_path, doc))).tensor("t").has_data is False
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -618,14 +618,14 @@ def test_a_create_op_must_make_one_named_tensor_from_nothing(tmp_path: Path) -> 
     ],
 )
 def test_sniff_refuses_other_documents(tmp_path: Path, doc: Any, why: str) -> None:
-    assert (lightnet_json.sniff(Source(write(tmp_path, doc))) or "").startswith(why)
+    assert (lightnet.sniff(Source(write(tmp_path, doc))) or "").startswith(why)
 
 
 def test_sniff_accepts_lightnet_and_xoc_refuses_it(tmp_path: Path) -> None:
     source = Source(write(tmp_path, small()))
-    assert lightnet_json.sniff(source) is None
-    assert xoc_json.sniff(source) is not None
-    assert lightnet_json.NAME == "LightNet JSON IR" and lightnet_json.EXTENSIONS == (".json",)
+    assert lightnet.sniff(source) is None
+    assert xoc.sniff(source) is not None
+    assert lightnet.NAME == "LightNet JSON IR" and lightnet.EXTENSIONS == (".json",)
 
 
 def test_the_table_names_onnx_ops_and_schema_attributes() -> None:
@@ -640,15 +640,15 @@ def test_the_table_names_onnx_ops_and_schema_attributes() -> None:
 @needs_corpus
 def test_registered_it_is_detected_by_content_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the registry does once the lead adds this module to FORMATS."""
-    monkeypatch.setattr(registry, "FORMATS", (*registry.FORMATS, lightnet_json))
+    monkeypatch.setattr(registry, "FORMATS", (*registry.FORMATS, lightnet))
     path = CORPUS / "lightnet_op_all_optypes.json"
-    assert registry.detect(Source(path)) is lightnet_json
+    assert registry.detect(Source(path)) is lightnet
     g, found = registry.check(path)
     assert g == registry.load(path)
     assert sum("never defined" in f.message for f in found) == 3
     assert not [f for f in found if f.severity == "error"]
     for other in sorted((SHARED / "corpus" / "xoc").glob("*.json")):
-        assert registry.detect(Source(other)) is xoc_json
+        assert registry.detect(Source(other)) is xoc
     with pytest.raises(FormatError, match="line 199 column 5"):
         registry.load(CORPUS / INVALID)
 
@@ -657,7 +657,7 @@ def test_loading_does_not_change_the_document(tmp_path: Path) -> None:
     doc = small()
     before = copy.deepcopy(doc)
     source = Source(write(tmp_path, doc))
-    lightnet_json.load(source)
+    lightnet.load(source)
     assert source.json == before
 
 

@@ -16,7 +16,7 @@ import onnx
 from onnx import numpy_helper
 
 from xocview.errors import FormatError, shorten
-from xocview.formats.onnx_data import data_problem, header_problem, needed_bytes
+from xocview.formats.onnx.data import data_problem, header_problem, needed_bytes
 
 __all__ = [
     "external_info",

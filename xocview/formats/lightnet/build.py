@@ -1,4 +1,4 @@
-"""LightNet JSON IR (specs/lightnet-json-ir.md): ops linked by tensor names, into the shared model.
+"""Checked LightNet ops (specs/lightnet-json-ir.md) linked by tensor names into the shared model.
 
 - Ops become nodes with their names as ids (a repeat gets ``_2`` and a warning); optypes map to
   ONNX by ``op_table``; the optype, params and arg names stay in node metadata.
@@ -11,24 +11,20 @@
 - Warnings, not errors: a tensor used but never defined (it becomes a graph input), used before
   its definition, or an empty tensor name (the port stays unconnected, ``omitted_inputs``).
 - Graph outputs are the tensors a node defines and none uses (``print`` uses what it prints).
-- Structural faults raise one FormatError naming the JSON path.
+- Structural faults raise one FormatError naming the JSON path (most of them in ``check``).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from xocview.errors import FormatError
-from xocview.formats.gc_pause import gc_paused
-from xocview.formats.json_types import json_type
+from xocview.formats.lightnet.check import TYPED_OPS, Op, describe
 from xocview.formats.op_table import LIGHTNET_DERIVED, LIGHTNET_OPS, translate
-from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (
     expand_dotted_if_possible,
@@ -37,187 +33,18 @@ from xocview.model.dtypes import DTYPES
 from xocview.model.graph import LazyData
 from xocview.model.schema import schema_attributes
 
-__all__ = ["EXTENSIONS", "LIGHTNET_DTYPES", "NAME", "load", "read_findings", "sniff"]
+__all__ = ["LIGHTNET_DTYPES", "Builder"]
 
 _MAX_RANK = 32  # numpy's limit (64 since numpy 2; 32 before)
-
-NAME = "LightNet JSON IR"
-EXTENSIONS = (".json",)
-EXPANDS_DOTTED_KEYS = True  # params and extra fields go through _expanded
 
 # LightNet's tl_dtype names (src/tl_type.c) and ours.
 LIGHTNET_DTYPES = {"TL_FLOAT": "float32", "TL_DOUBLE": "double"} | {
     f"TL_{name.upper()}": name
     for name in ("int32", "int16", "int8", "uint32", "uint16", "uint8", "bool")
 }
-_TYPED_OPS = ("create", "zeros")  # ops whose dims and dtype params declare their output
-_TYPED = {
-    "dims": "an array of positive integers",
-    "dtype": "a LightNet dtype name such as 'TL_FLOAT'",
-}
-_OP_KEYS = frozenset({"name", "optype", "tensors_in", "tensors_out", "params"})
-_SCALAR = (str, int, float, bool)
-_VALUE = "a string, number, boolean, null or an array of strings, numbers or booleans"
 
 
-def sniff(source: Source) -> str | None:
-    """None when the file is LightNet IR, else why not: an ``ops`` array is its only mark."""
-    if not source.looks_like_json():
-        return "not a JSON object"
-    root = source.json
-    if not isinstance(root, dict):
-        return "the JSON root is not an object"
-    for key in ("tensors", "nodes", "operators"):
-        if key in root:
-            return f"has a '{key}' list (XOC or NNVM JSON), which LightNet IR does not"
-    if "ops" not in root:
-        return "no 'ops' list at the root"
-    return None
-
-
-def load(source: Source) -> Graph:
-    """The graph in a LightNet IR file; FormatError names the first fault and its JSON path."""
-    return read_findings(source)[0]
-
-
-def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
-    """The graph and its warnings (undefined tensors, renamed ops, empty tensor names)."""
-    with gc_paused():
-        ops, extra = _Checker(source.name).document(source.json)
-        name = source.path.stem
-        return _Builder(
-            source.name, Graph(name, name, metadata=expand_dotted_if_possible(extra))
-        ).build(ops)
-
-
-@dataclass
-class _Op:
-    """One checked op; ``where`` maps each param's arg_name to its index in ``params``."""
-
-    index: int
-    name: str
-    optype: str
-    ins: list[tuple[str, str]]
-    outs: list[tuple[str, str]]
-    params: dict[str, Any]
-    where: dict[str, int]
-    extra: dict[str, Any]
-
-    @property
-    def place(self) -> str:
-        return f"ops[{self.index}]"
-
-
-class _Checker:
-    """Checks the types of every field the model needs; the first fault raises."""
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-
-    def fail(self, place: str, problem: str, expected: str | None = None) -> FormatError:
-        return FormatError(self.file, place, problem, expected)
-
-    def document(self, root: Any) -> tuple[list[_Op], dict[str, Any]]:
-        if not isinstance(root, dict):
-            raise self.fail("root", f"is {json_type(root)}", "a JSON object with an 'ops' array")
-        raw = self.array(root, "ops", "ops", "an array of op objects")
-        if not raw:
-            raise self.fail("ops", "the graph is empty (no ops)", "at least one op")
-        ops = [self.op(op, i) for i, op in enumerate(raw)]
-        return ops, {k: v for k, v in root.items() if k != "ops"}
-
-    def array(self, obj: dict[str, Any], key: str, place: str, expected: str) -> list[Any]:
-        value = obj.get(key)
-        if type(value) is list:
-            return value
-        raise self.fail(place, "missing" if key not in obj else f"is {json_type(value)}", expected)
-
-    def string(self, obj: dict[str, Any], key: str, place: str, expected: str) -> str:
-        value = obj.get(key)
-        if type(value) is str and value:
-            return value
-        problem = "missing" if key not in obj else "is empty" if value == "" else ""
-        raise self.fail(f"{place}.{key}", problem or f"is {json_type(value)}", expected)
-
-    def op(self, raw: Any, i: int) -> _Op:
-        place = f"ops[{i}]"
-        if not isinstance(raw, dict):
-            raise self.fail(place, f"is {json_type(raw)}", "an op object with 'name' and 'optype'")
-        name = self.string(raw, "name", place, "a non-empty op name")
-        optype = self.string(raw, "optype", place, "an operator type such as 'conv2d'")
-        args: dict[str, str] = {}
-        ins = self.tensors(raw, "tensors_in", place, args)
-        outs = self.tensors(raw, "tensors_out", place, args)
-        extra = {k: v for k, v in raw.items() if k not in _OP_KEYS}
-        op = _Op(i, name, optype, ins, outs, {}, {}, extra)
-        for k, prm in enumerate(self.array(raw, "params", f"{place}.params", "an array")):
-            p = f"{place}.params[{k}]"
-            if not isinstance(prm, dict):
-                raise self.fail(p, f"is {json_type(prm)}", "an object with 'arg_name' and 'value'")
-            arg = self.arg_name(prm, p, args)
-            value = prm.get("value")
-            if "value" not in prm or not _is_value(value):
-                raise self.fail(
-                    f"{p}.value", f"is {json_type(value)}" if "value" in prm else "missing", _VALUE
-                )
-            op.params[arg], op.where[arg] = value, k
-        if optype in _TYPED_OPS:
-            self.typed(op)
-        return op
-
-    def tensors(
-        self, raw: dict[str, Any], key: str, place: str, args: dict[str, str]
-    ) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
-        for k, t in enumerate(self.array(raw, key, f"{place}.{key}", "an array")):
-            p = f"{place}.{key}[{k}]"
-            if not isinstance(t, dict):
-                raise self.fail(p, f"is {json_type(t)}", "an object with 'arg_name' and 'name'")
-            arg = self.arg_name(t, p, args)
-            name = t.get("name")
-            if type(name) is not str:
-                problem = "missing" if "name" not in t else f"is {json_type(name)}"
-                raise self.fail(f"{p}.name", problem, "a tensor name (a string)")
-            out.append((arg, name))
-        return out
-
-    def arg_name(self, obj: dict[str, Any], place: str, args: dict[str, str]) -> str:
-        """The spec makes an arg_name unique among an op's tensors and params together."""
-        arg = self.string(obj, "arg_name", place, "an argument name (a non-empty string)")
-        if arg in args:
-            raise self.fail(
-                f"{place}.arg_name",
-                f"arg_name '{arg}' is already used at {args[arg]}",
-                "each arg_name once per op",
-            )
-        args[arg] = place
-        return arg
-
-    def typed(self, op: _Op) -> None:
-        """``create`` and ``zeros`` must declare their output; ``create`` makes one tensor."""
-        named = [name for _, name in op.outs if name]
-        if op.optype == "create" and (op.ins or len(op.outs) != 1 or not named):
-            raise self.fail(
-                op.place,
-                f"create op '{op.name}' has {len(op.ins)} tensors_in and "
-                f"{len(named)} named tensors_out",
-                "0 and 1: create makes one tensor from its params",
-            )
-        dims, dtype = op.params.get("dims"), op.params.get("dtype")
-        for key, ok in (
-            ("dims", type(dims) is list and all(type(d) is int and d > 0 for d in dims)),
-            ("dtype", type(dtype) is str),
-        ):
-            if key not in op.params:
-                raise self.fail(
-                    f"{op.place}.params", f"no '{key}' in this {op.optype} op", _TYPED[key]
-                )
-            if not ok:
-                place = f"{op.place}.params[{op.where[key]}].value"
-                raise self.fail(place, f"is {_describe(op.params[key])}", _TYPED[key])
-
-
-class _Builder:
+class Builder:
     """Walks the checked ops once, linking tensors by name and collecting warnings."""
 
     def __init__(self, file: str, graph: Graph) -> None:
@@ -235,7 +62,7 @@ class _Builder:
     def warn(self, place: str, message: str) -> None:
         self.found.append(Finding("warning", place, message))
 
-    def build(self, ops: list[_Op]) -> tuple[Graph, list[Finding]]:
+    def build(self, ops: list[Op]) -> tuple[Graph, list[Finding]]:
         for op in ops:
             nid = self.op_id(op)
             if op.optype == "create":
@@ -247,7 +74,7 @@ class _Builder:
         self.graph.invalidate()
         return self.graph, self.found
 
-    def op_id(self, op: _Op) -> str:
+    def op_id(self, op: Op) -> str:
         """The op's name, suffixed when an earlier op has it already."""
         first = self.first_op.setdefault(op.name, op.index)
         nid, k = op.name, 2
@@ -264,7 +91,7 @@ class _Builder:
 
     # -- tensors -------------------------------------------------------------------------------
 
-    def declared(self, op: _Op) -> tuple[list[int], str]:
+    def declared(self, op: Op) -> tuple[list[int], str]:
         """Shape and dtype of a typed op's output; an unknown dtype name warns."""
         raw = op.params["dtype"]
         if raw not in LIGHTNET_DTYPES:
@@ -275,7 +102,7 @@ class _Builder:
             )
         return list(op.params["dims"]), LIGHTNET_DTYPES.get(raw, "undefined")
 
-    def use(self, name: str, place: str, op: _Op) -> int:
+    def use(self, name: str, place: str, op: Op) -> int:
         t = self.pos.get(name)
         if t is None:
             t = self.pos[name] = len(self.graph.tensors)
@@ -286,7 +113,7 @@ class _Builder:
         self.consumed.add(t)
         return t
 
-    def define(self, name: str, place: str, op: _Op, tensor: Tensor) -> int:
+    def define(self, name: str, place: str, op: Op, tensor: Tensor) -> int:
         """Add (or complete, after an early use) the tensor ``op`` defines."""
         if name in self.defined:
             by, where = self.defined[name]
@@ -311,14 +138,14 @@ class _Builder:
         )
         return t
 
-    def create(self, op: _Op) -> None:
+    def create(self, op: Op) -> None:
         name = op.outs[0][1]
         shape, dtype = self.declared(op)
         metadata = {"create": {"name": op.name, "params": expand_dotted_if_possible(op.params)}}
         tensor = Tensor(name, "weight", shape, dtype, metadata, self.values(op, shape, dtype))
         self.define(name, f"{op.place}.tensors_out[0]", op, tensor)
 
-    def values(self, op: _Op, shape: list[int], dtype: str) -> np.ndarray | LazyData | None:
+    def values(self, op: Op, shape: list[int], dtype: str) -> np.ndarray | LazyData | None:
         """The create op's ``data``: all values, or one 0 for LightNet's zero fill."""
         data = op.params.get("data")
         np_type = DTYPES[dtype].numpy if dtype in DTYPES else None
@@ -339,13 +166,13 @@ class _Builder:
                 return partial(np.zeros, tuple(shape), dtype=np_type)
         self.warn(
             f"{op.place}.params[{op.where['data']}].value",
-            f"data is {_describe(data)}, not {size} numbers; its values are not loaded",
+            f"data is {describe(data)}, not {size} numbers; its values are not loaded",
         )
         return None
 
     # -- nodes ---------------------------------------------------------------------------------
 
-    def node(self, op: _Op, nid: str) -> None:
+    def node(self, op: Op, nid: str) -> None:
         metadata: dict[str, Any] = {"op": op.optype}
         if op.params:
             metadata["params"] = expand_dotted_if_possible(op.params)
@@ -379,9 +206,9 @@ class _Builder:
         op_type, attributes = _translated(op)
         self.graph.nodes.append(Node(nid, op_type, inputs, outputs, attributes, metadata))
 
-    def make(self, name: str, place: str, op: _Op) -> int:
+    def make(self, name: str, place: str, op: Op) -> int:
         """A node's output: typed by ``zeros``' params, else left for LightNet to infer."""
-        if op.optype in _TYPED_OPS:
+        if op.optype in TYPED_OPS:
             tensor = Tensor(name, "activation", *self.declared(op))
         else:
             tensor = _untyped(name)
@@ -411,7 +238,7 @@ def _untyped(name: str) -> Tensor:
     return Tensor(name, "activation", [], "undefined", {"rank_unknown": True})
 
 
-def _translated(op: _Op) -> tuple[str, dict[str, Any]]:
+def _translated(op: Op) -> tuple[str, dict[str, Any]]:
     """The ONNX op type and the attributes its schema defines; else the optype and none."""
     found = translate(LIGHTNET_OPS, op.optype, op.params)
     if found is None:
@@ -420,15 +247,3 @@ def _translated(op: _Op) -> tuple[str, dict[str, Any]]:
     raw = {**found.attributes, **(derive(op.params) if derive else {})}
     allowed = schema_attributes(found.op_type) or frozenset()
     return found.op_type, {k: v for k, v in raw.items() if v is not None and k in allowed}
-
-
-def _is_value(value: Any) -> bool:
-    if value is None or isinstance(value, _SCALAR):
-        return True
-    return type(value) is list and all(isinstance(v, _SCALAR) for v in value)
-
-
-def _describe(value: Any) -> str:
-    """A value for a message: short ones shown, long ones by type."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else json_type(value)

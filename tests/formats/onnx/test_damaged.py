@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tests.formats import onnx_models as m
+from tests.formats.onnx import models as m
 from xocview.cli import main
 from xocview.errors import FormatError, XocviewError
 from xocview.executor import run

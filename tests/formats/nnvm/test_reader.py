@@ -1,4 +1,4 @@
-"""xocview/formats/nnvm_json.py (+ nnvm_build, nnvm_entries): MXNet and TVM graphs."""
+"""xocview/formats/nnvm/ (reader, build, entries): MXNet and TVM graphs."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xocview.errors import FormatError
-from xocview.formats import nnvm_json, xoc_json
-from xocview.formats.nnvm_build import tvm_op_type
+from xocview.formats import nnvm, xoc
+from xocview.formats.nnvm.build import tvm_op_type
 from xocview.formats.op_table import NNVM_OPS
 from xocview.formats.source import Source
 from xocview.model import Graph, validate
 from xocview.model.schema import schema_attributes
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 CORPUS = SHARED / "corpus" / "nnvm"
 ABSENT = f"{CORPUS} is absent"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=ABSENT)
@@ -71,7 +71,7 @@ corpus = pytest.mark.parametrize(
 
 
 def load_corpus(name: str) -> Graph:
-    return nnvm_json.load(Source(CORPUS / name))
+    return nnvm.load(Source(CORPUS / name))
 
 
 def write(tmp_path: Path, doc: Any, name: str = "model-symbol.json") -> Path:
@@ -81,7 +81,7 @@ def write(tmp_path: Path, doc: Any, name: str = "model-symbol.json") -> Path:
 
 
 def load_doc(tmp_path: Path, doc: Any) -> Graph:
-    return nnvm_json.load(Source(write(tmp_path, doc)))
+    return nnvm.load(Source(write(tmp_path, doc)))
 
 
 def small(**changes: Any) -> dict[str, Any]:
@@ -144,15 +144,15 @@ def test_corpus_graphs_validate_without_errors(name: str) -> None:
 def test_corpus_graphs_convert_to_xoc_json_and_load_back_equal(name: str, tmp_path: Path) -> None:
     g = load_corpus(name)
     path = tmp_path / "converted.json"
-    xoc_json.save(g, path)
-    assert xoc_json.load(Source(path)) == g
+    xoc.save(g, path)
+    assert xoc.load(Source(path)) == g
 
 
 @corpus
 def test_corpus_files_are_sniffed_as_nnvm_and_not_as_xoc(name: str) -> None:
     source = Source(CORPUS / name)
-    assert nnvm_json.sniff(source) is None
-    assert xoc_json.sniff(source) is not None
+    assert nnvm.sniff(source) is None
+    assert xoc.sniff(source) is not None
 
 
 @pytest.mark.parametrize("net", ["det1", "det4"])
@@ -275,7 +275,7 @@ def test_mxnet_shape_and_dtype_hints_type_parameters() -> None:
 
 @needs_corpus
 def test_repeated_names_get_suffixes_and_a_warning() -> None:
-    g, found = nnvm_json.read_findings(Source(CORPUS / "mxnet08_deepwater_symbol_unet-cpp.json"))
+    g, found = nnvm.read_findings(Source(CORPUS / "mxnet08_deepwater_symbol_unet-cpp.json"))
     twin = g.node("pool5_conv1_bn_2")
     assert twin.metadata["name"] == "pool5_conv1_bn"
     assert g.node("pool5_conv1_bn").metadata.get("name") is None
@@ -289,16 +289,16 @@ def test_repeated_names_get_suffixes_and_a_warning() -> None:
 @needs_corpus
 def test_other_formats_corpus_files_are_refused() -> None:
     for path in sorted((SHARED / "corpus" / "xoc").glob("*.json")):
-        assert nnvm_json.sniff(Source(path)) in (
+        assert nnvm.sniff(Source(path)) in (
             "has a 'tensors' list (XOC JSON), which NNVM graphs do not",
             "no 'nodes' list at the root",  # the {"graph": {...}} wrapped variant
         )
     for path in sorted((SHARED / "corpus" / "lightnet").glob("*.json")):
         if "INVALID" in path.name:
             with pytest.raises(FormatError, match="invalid JSON"):
-                nnvm_json.sniff(Source(path))
+                nnvm.sniff(Source(path))
         else:
-            assert nnvm_json.sniff(Source(path)) == "no 'nodes' list at the root"
+            assert nnvm.sniff(Source(path)) == "no 'nodes' list at the root"
 
 
 # -- small documents: the format's variants -----------------------------------------------------
@@ -583,7 +583,7 @@ def test_ids_stay_unique_when_names_repeat_or_collide(tmp_path: Path) -> None:
         "heads": [[4, 0, 0]],
     }
     path = write(tmp_path, doc)
-    g, found = nnvm_json.read_findings(Source(path))
+    g, found = nnvm.read_findings(Source(path))
     assert [t.id for t in g.tensors] == ["x", "s", "s:1_2", "s:1", "x_2", "node_4"]
     assert [n.id for n in g.nodes] == ["s", "s:1", "x_2", "node_4"]
     assert [str(f) for f in found] == [
@@ -594,7 +594,7 @@ def test_ids_stay_unique_when_names_repeat_or_collide(tmp_path: Path) -> None:
 
 
 def test_sniff_accepts_nnvm_and_refuses_the_rest(tmp_path: Path) -> None:
-    assert nnvm_json.sniff(Source(write(tmp_path, small()))) is None
+    assert nnvm.sniff(Source(write(tmp_path, small()))) is None
     cases = {
         "not json": "not a JSON object",
         "[1]": "the JSON root is not an object",
@@ -604,8 +604,8 @@ def test_sniff_accepts_nnvm_and_refuses_the_rest(tmp_path: Path) -> None:
         '{"nodes": [{"name": "a"}], "heads": []}': "the nodes have no 'op' names",
     }
     for text, reason in cases.items():
-        assert nnvm_json.sniff(Source(write(tmp_path, text, "other.json"))) == reason
-    assert xoc_json.sniff(Source(write(tmp_path, small()))) == "no 'tensors' list at the root"
+        assert nnvm.sniff(Source(write(tmp_path, text, "other.json"))) == reason
+    assert xoc.sniff(Source(write(tmp_path, small()))) == "no 'tensors' list at the root"
 
 
 # -- faults ---------------------------------------------------------------------------------------
@@ -772,7 +772,7 @@ def test_faults_name_the_file_the_place_and_what_was_expected(
 ) -> None:
     path = write(tmp_path, broken(edit))
     with pytest.raises(FormatError) as info:
-        nnvm_json.load(Source(path))
+        nnvm.load(Source(path))
     err = info.value
     assert (err.file, err.place) == (str(path), place)
     assert err.problem.startswith(problem)
@@ -802,7 +802,7 @@ def test_truncated_files_report_where_the_json_stops(tmp_path: Path, cut: int) -
     text = json.dumps(small(), indent=1)
     path = write(tmp_path, text[:cut])
     with pytest.raises(FormatError) as info:
-        nnvm_json.load(Source(path))
+        nnvm.load(Source(path))
     assert info.value.file == str(path)
     assert "invalid JSON" in info.value.problem
     assert info.value.place.startswith("line ")

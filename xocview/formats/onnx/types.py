@@ -8,7 +8,7 @@ from typing import Any
 
 import onnx
 
-from xocview.formats.onnx_text import text
+from xocview.formats.onnx.text import text
 from xocview.model import Tensor
 from xocview.model.dtypes import dtype_by_onnx_code
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import onnx
 
-from xocview.formats.onnx_text import NotText, text
+from xocview.formats.onnx.text import NotText, text
 from xocview.model.dotted import expand_dotted_if_possible
 
 __all__ = ["graph_metadata", "more_metadata", "node_metadata"]

@@ -1,4 +1,4 @@
-"""xocview/formats/onnx_proto.py (with onnx_types, onnx_attrs, onnx_weights)."""
+"""xocview/formats/onnx/ (reader, build, types, attrs, weights): ONNX models into the model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.formats import onnx_models as m
+from tests.formats.onnx import models as m
 from xocview.errors import FormatError
 from xocview.formats import load, save
 from xocview.model import Hierarchy, validate

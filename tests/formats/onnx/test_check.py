@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tests.formats import onnx_models as m
+from tests.formats.onnx import models as m
 from xocview.cli import main
 from xocview.formats import registry
 from xocview.model import Finding

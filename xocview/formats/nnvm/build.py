@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from xocview.formats.nnvm_entries import TYPE_FLAGS, EntryAttrs, entry_attrs
+from xocview.formats.nnvm.entries import TYPE_FLAGS, EntryAttrs, entry_attrs
 from xocview.formats.op_table import NNVM_OPS, Rule, translate
 from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (

@@ -1,4 +1,4 @@
-"""xocview/formats/xoc_json.py and xoc_writer.py: reading, located errors, canonical writing."""
+"""xocview/formats/xoc/ (reader, writer): reading, located errors, canonical writing."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.strategies import graphs
 from xocview.errors import FormatError
-from xocview.formats import xoc_json
+from xocview.formats import xoc
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 CORPUS = SHARED / "corpus" / "xoc"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/xoc is absent")
 
@@ -29,7 +29,7 @@ def write(tmp_path: Path, doc: Any, name: str = "model.json") -> Path:
 
 
 def load_doc(tmp_path: Path, doc: Any, name: str = "model.json") -> Graph:
-    return xoc_json.load(Source(write(tmp_path, doc, name)))
+    return xoc.load(Source(write(tmp_path, doc, name)))
 
 
 def minimal(**changes: Any) -> dict[str, Any]:
@@ -58,11 +58,11 @@ def test_round_trip_gives_an_equal_model_and_identical_bytes(
     graph: Graph, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     path = tmp_path_factory.mktemp("rt") / "g.json"
-    xoc_json.save(graph, path)
+    xoc.save(graph, path)
     first = path.read_bytes()
-    again = xoc_json.load(Source(path))
+    again = xoc.load(Source(path))
     assert again == graph
-    xoc_json.save(again, path)
+    xoc.save(again, path)
     assert path.read_bytes() == first
 
 
@@ -70,11 +70,11 @@ def test_round_trip_gives_an_equal_model_and_identical_bytes(
 @given(graph=graphs())
 def test_fast_and_careful_readers_agree(graph: Graph) -> None:
     """load() takes a fast path per element; read_findings() checks every field."""
-    text = xoc_json.dumps(graph)
+    text = xoc.dumps(graph)
     src = _MemorySource(text)
-    careful, found = xoc_json.read_findings(src)
+    careful, found = xoc.read_findings(src)
     assert found == []
-    assert xoc_json.load(src) == careful == graph
+    assert xoc.load(src) == careful == graph
 
 
 class _MemorySource(Source):
@@ -95,7 +95,7 @@ def test_written_form_is_the_specs_layout() -> None:
             {"perf.time.cpu": 1.5} and {"perf": {"time": {"cpu": 1.5}}},
         )
     )
-    text = xoc_json.dumps(g)
+    text = xoc.dumps(g)
     assert text.splitlines() == [
         "{",
         '  "id": "m",',
@@ -124,7 +124,7 @@ def test_written_form_is_the_specs_layout() -> None:
 def test_long_values_break_over_lines_within_100_columns() -> None:
     md = {"description": "x" * 150, "tags": [f"tag{i}" for i in range(40)]}
     g = Graph("m", "m", [Tensor("t", "weight", [2], "float32", md)])
-    text = xoc_json.dumps(g)
+    text = xoc.dumps(g)
     lines = text.splitlines()
     assert '          "tag0",' in lines
     assert all(len(line) <= 100 for line in lines if "xxxxx" not in line)
@@ -133,7 +133,7 @@ def test_long_values_break_over_lines_within_100_columns() -> None:
 
 def test_empty_metadata_is_an_empty_object_and_nothing_is_invented(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    xoc_json.save(load_doc(tmp_path, {k: v for k, v in minimal().items() if k != "metadata"}), out)
+    xoc.save(load_doc(tmp_path, {k: v for k, v in minimal().items() if k != "metadata"}), out)
     doc = json.loads(out.read_text())
     assert doc["metadata"] == {}
     assert list(doc) == ["id", "name", "tensors", "nodes", "inputs", "outputs", "metadata"]
@@ -148,7 +148,7 @@ def test_dotted_keys_are_expanded_on_read(tmp_path: Path) -> None:
     assert g.metadata == {"perf": {"time": {"cpu": 12.5, "gpu": 3}}}
     assert g.nodes[0].metadata == {"a": {"b": 1}}
     assert g.tensors[0].metadata == {"q": {"scale": 0.5}}
-    assert '"perf": { "time": { "cpu": 12.5, "gpu": 3 } }' in xoc_json.dumps(g)
+    assert '"perf": { "time": { "cpu": 12.5, "gpu": 3 } }' in xoc.dumps(g)
 
 
 def test_dtypes_beyond_the_spec_keep_onnx_names_and_aliases_are_canonical(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_symbolic_dimensions_become_minus_one_and_keep_their_symbol(tmp_path: Pa
     g = load_doc(tmp_path, doc)
     assert g.tensors[0].shape == [-1, 3]
     assert g.tensors[0].metadata == {"shape_symbols": ["batch", None]}
-    assert json.loads(xoc_json.dumps(g))["tensors"][0]["shape"] == [-1, 3]
+    assert json.loads(xoc.dumps(g))["tensors"][0]["shape"] == [-1, 3]
 
 
 # -- variants of the other XOC tool -------------------------------------------------------------
@@ -176,7 +176,7 @@ def test_wrapped_root_and_operators_key_read_as_the_spec_form(tmp_path: Path) ->
     doc = minimal()
     doc["operators"] = doc.pop("nodes")
     assert load_doc(tmp_path, {"graph": doc}, "b.json") == plain
-    written = json.loads(xoc_json.dumps(load_doc(tmp_path, {"graph": doc}, "b.json")))
+    written = json.loads(xoc.dumps(load_doc(tmp_path, {"graph": doc}, "b.json")))
     assert "nodes" in written and "operators" not in written and "graph" not in written
 
 
@@ -186,29 +186,29 @@ def test_wrapped_root_and_operators_key_read_as_the_spec_form(tmp_path: Path) ->
 )
 def test_every_corpus_file_loads_and_round_trips(path: Path, tmp_path: Path) -> None:
     src = Source(path)
-    assert xoc_json.sniff(src) is None
-    g = xoc_json.load(src)
+    assert xoc.sniff(src) is None
+    g = xoc.load(src)
     raw = json.loads(path.read_text())
     raw = raw.get("graph", raw)
     assert len(g.nodes) == len(raw.get("nodes", raw.get("operators")))
     assert len(g.tensors) == len(raw["tensors"])
     out = tmp_path / "out.json"
-    xoc_json.save(g, out)
-    assert xoc_json.load(Source(out)) == g
+    xoc.save(g, out)
+    assert xoc.load(Source(out)) == g
 
 
 @needs_corpus
 def test_the_canonical_corpus_example_saves_byte_identical(tmp_path: Path) -> None:
     src = CORPUS / "xoc_example-graph.json"
     out = tmp_path / "out.json"
-    xoc_json.save(xoc_json.load(Source(src)), out)
+    xoc.save(xoc.load(Source(src)), out)
     assert out.read_bytes() == src.read_bytes()
 
 
 @needs_corpus
 def test_operators_variant_equals_the_nodes_form() -> None:
-    a = xoc_json.load(Source(CORPUS / "xoc_example-graph.json"))
-    b = xoc_json.load(Source(CORPUS / "xoc_v2_operators_example-graph.json"))
+    a = xoc.load(Source(CORPUS / "xoc_example-graph.json"))
+    b = xoc.load(Source(CORPUS / "xoc_v2_operators_example-graph.json"))
     assert a == b
 
 
@@ -218,7 +218,7 @@ def test_the_specs_example_reproduces_its_content(tmp_path: Path) -> None:
     blocks = re.findall(r"```json\n(.*?)```", spec, flags=re.S)
     example = next(json.loads(b) for b in blocks if '"simple_model"' in b)
     out = tmp_path / "out.json"
-    xoc_json.save(load_doc(tmp_path, example), out)
+    xoc.save(load_doc(tmp_path, example), out)
     assert json.loads(out.read_text()) == example
 
 
@@ -316,7 +316,7 @@ def test_read_findings_lists_every_fault_not_only_the_first(tmp_path: Path) -> N
     doc = _tensor_fault(dtype="float99")
     doc["nodes"][0]["inputs"] = [0, 9]
     doc["outputs"] = [8]
-    _, found = xoc_json.read_findings(Source(write(tmp_path, doc)))
+    _, found = xoc.read_findings(Source(write(tmp_path, doc)))
     assert [f.place for f in found] == ["tensors[1].dtype", "nodes[0].inputs[1]", "outputs[0]"]
 
 
@@ -336,7 +336,7 @@ def test_a_failed_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path
     g = load_doc(tmp_path, minimal())
     g.metadata["bad"] = object()
     with pytest.raises(FormatError, match="cannot save"):
-        xoc_json.save(g, out)
+        xoc.save(g, out)
     assert out.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json", "model.json"]
 
@@ -353,7 +353,7 @@ def test_an_interrupted_write_keeps_the_old_file(
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(FormatError, match="No space left"):
-        xoc_json.save(g, out)
+        xoc.save(g, out)
     assert out.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json", "model.json"]
 
@@ -361,4 +361,4 @@ def test_an_interrupted_write_keeps_the_old_file(
 def test_saving_into_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     g = load_doc(tmp_path, minimal())
     with pytest.raises(FormatError, match="folder does not exist"):
-        xoc_json.save(g, tmp_path / "nope" / "g.json")
+        xoc.save(g, tmp_path / "nope" / "g.json")

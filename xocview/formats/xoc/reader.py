@@ -15,7 +15,7 @@ from xocview.formats.atomic import write_text_atomic
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
-from xocview.formats.xoc_writer import dumps
+from xocview.formats.xoc.writer import dumps
 from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
 from xocview.model.dtypes import DTYPES, canonical_dtype

@@ -10,8 +10,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from xocview.formats.onnx_data import data_problem
-from xocview.formats.onnx_text import NotText
+from xocview.formats.onnx.data import data_problem
+from xocview.formats.onnx.text import NotText
 from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.dtypes import dtype_by_onnx_code
 from xocview.model.schema import schema_attributes

@@ -4,7 +4,7 @@ One reader covers the three generations of the format: MXNet 0.8 (``param`` and 
 node, two-element entries, no ``node_row_ptr``), MXNet 0.11 to 1.x (``attr`` or ``attrs``,
 ``[node, index, version]`` entries, ``node_row_ptr``) and TVM graph-runtime JSON (``tvm_op``
 nodes, per-entry ``shape``/``dltype``/``storage_id`` lists in the graph ``attrs``). This module
-checks the document and reports the first fault with its JSON path; ``nnvm_build`` turns the
+checks the document and reports the first fault with its JSON path; ``build`` turns the
 checked document into the shared model.
 """
 
@@ -16,7 +16,7 @@ from xocview.errors import FormatError
 from xocview.formats.attr_text import parse_attrs
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
-from xocview.formats.nnvm_build import Document, Entry, RawNode, build
+from xocview.formats.nnvm.build import Document, Entry, RawNode, build
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph
 
@@ -24,7 +24,7 @@ __all__ = ["EXTENSIONS", "MAX_OUTPUTS", "NAME", "load", "read_findings", "sniff"
 
 NAME = "NNVM JSON"
 EXTENSIONS = (".json",)
-EXPANDS_DOTTED_KEYS = True  # nnvm_build expands attribute keys itself
+EXPANDS_DOTTED_KEYS = True  # build expands attribute keys itself
 
 MAX_OUTPUTS = 4096  # outputs of one node; real ops have a few (BatchNorm 3, SliceChannel n)
 _SNIFF_NODES = 8  # nodes looked at by sniff: enough to tell, cheap on 100k-node graphs

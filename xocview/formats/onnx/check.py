@@ -19,9 +19,9 @@ from onnx.onnx_cpp2py_export import checker as C
 from onnx.shape_inference import InferenceError
 
 from xocview.errors import FormatError, shorten
-from xocview.formats.onnx_data import data_problem
-from xocview.formats.onnx_text import text
-from xocview.formats.onnx_weights import (
+from xocview.formats.onnx.data import data_problem
+from xocview.formats.onnx.text import text
+from xocview.formats.onnx.weights import (
     external_info,
     external_numbers,
     external_problem,
