@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
     QCloseEvent,
     QDragEnterEvent,
     QDropEvent,
     QGuiApplication,
-    QKeySequence,
     QUndoGroup,
 )
 from PySide6.QtWidgets import (
@@ -21,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -32,6 +28,7 @@ from PySide6.QtWidgets import (
 from xocview import __version__
 from xocview.errors import XocviewError
 from xocview.model import Graph
+from xocview.ui.actions import make_menus
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.document import Document
@@ -39,6 +36,7 @@ from xocview.ui.open_failures import OpenFailures
 from xocview.ui.panels.inspector import Inspector
 from xocview.ui.panels.problems import ProblemsPanel
 from xocview.ui.panels.search import SearchPanel
+from xocview.ui.recent_files import RecentFiles
 from xocview.ui.render import render_to_file
 from xocview.ui.running import RunController
 from xocview.ui.saving import AskPath, AskUnsaved, ask_path, ask_unsaved, save_document
@@ -47,7 +45,6 @@ from xocview.ui.workers import LoadJob
 __all__ = ["MainWindow"]
 
 FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;All files (*)"
-MAX_RECENT = 10
 INSPECTOR_WIDTH = 380  # pixels, at first start
 
 
@@ -83,7 +80,7 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.inspector)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.search = SearchPanel(self)
-        self.search.jumped.connect(lambda: self._view_do("focus_selection"))
+        self.search.jumped.connect(lambda: self.view_do("focus_selection"))
         self.search_dock = QDockWidget("Search", self)
         self.search_dock.setObjectName("search")
         self.search_dock.setWidget(self.search)
@@ -91,7 +88,7 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(self.search_dock, dock, Qt.Orientation.Vertical)  # search on top
         self.search_dock.hide()  # until Find
         self.problems = ProblemsPanel(self)
-        self.problems.jumped.connect(lambda: self._view_do("focus_selection"))
+        self.problems.jumped.connect(lambda: self.view_do("focus_selection"))
         problems_dock = QDockWidget("Problems", self)
         problems_dock.setObjectName("problems")
         problems_dock.setWidget(self.problems)
@@ -113,8 +110,9 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self._progress)
         bar.addPermanentWidget(self._cancel)
         self._set_busy(False)
-        self._make_menus()
-        self.runner = RunController(self)
+        self.menus = make_menus(self, self)
+        self.recent_files = RecentFiles(self, self.settings, self.menus.recent, self.open_path)
+        self.runner = RunController(self, self.menus.run, lambda: self.view_do("focus_selection"))
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         geometry = self.settings.value("geometry")
@@ -124,135 +122,18 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
-    # -- menus ------------------------------------------------------------------------------
-
-    def _action(
-        self,
-        menu: QMenu,
-        text: str,
-        slot: Callable[..., object],
-        shortcut: str | QKeySequence.StandardKey | None = None,
-        checkable: bool = False,
-    ) -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            act.setShortcut(QKeySequence(shortcut))
-        act.setCheckable(checkable)
-        act.triggered.connect(slot)
-        menu.addAction(act)
-        return act
-
-    def _make_menus(self) -> None:
-        mb = self.menuBar()
-        f = mb.addMenu("&File")
-        self._action(f, "&Open...", self.open_dialog, QKeySequence.StandardKey.Open)
-        self.recent_menu = f.addMenu("Open &Recent")
-        self._fill_recent()
-        self._action(f, "&Reload", self.reload, QKeySequence.StandardKey.Refresh)
-        self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)
-        self._action(
-            f, "Save &As...", lambda: self.save(save_as=True), QKeySequence.StandardKey.SaveAs
-        )
-        self._action(f, "Export Image (PNG)...", lambda: self.export_dialog(".png"), "Ctrl+E")
-        self._action(f, "Export Image (SVG)...", lambda: self.export_dialog(".svg"), "Ctrl+Shift+E")
-        self._action(
-            f,
-            "&Close Tab",
-            lambda: self.close_tab(self.tabs.currentIndex()),
-            QKeySequence.StandardKey.Close,
-        )
-        f.addSeparator()
-        self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        e = mb.addMenu("&Edit")
-        undo = self.undo_group.createUndoAction(self, "&Undo")
-        undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.undo_group.createRedoAction(self, "&Redo")
-        redo.setShortcuts(
-            [QKeySequence("Ctrl+Shift+Z"), QKeySequence(QKeySequence.StandardKey.Redo)]
-        )
-        e.addAction(undo)
-        e.addAction(redo)
-        v = mb.addMenu("&View")
-        self._action(v, "&Find...", self.show_search, QKeySequence.StandardKey.Find)
-        v.addSeparator()
-        self._action(
-            v, "Zoom &In", lambda: self._view_do("zoom_by", 1.25), QKeySequence.StandardKey.ZoomIn
-        )
-        self._action(
-            v, "Zoom &Out", lambda: self._view_do("zoom_by", 0.8), QKeySequence.StandardKey.ZoomOut
-        )
-        self._action(v, "&Fit", lambda: self._view_do("fit"), "Ctrl+0")
-        self._action(v, "&Actual Size", lambda: self._view_do("zoom_to", 1.0), "Ctrl+1")
-        v.addSeparator()
-        self._action(v, "&Expand All", lambda: self._doc_do("set_level", None), "Ctrl+Shift+X")
-        self._action(v, "&Collapse All", lambda: self._doc_do("set_level", 0), "Ctrl+Shift+C")
-        levels = v.addMenu("Collapse to &Level")
-        for n in range(1, 6):
-            self._action(
-                levels,
-                f"Level {n}",
-                lambda _=False, n=n: self._doc_do("set_level", n),
-                f"Ctrl+Alt+{n}",
-            )
-        v.addSeparator()
-        group = QActionGroup(self)
-        tb = self._action(
-            v,
-            "Top to Bottom",
-            lambda: self._doc_do("set_direction", "TB"),
-            "Ctrl+Shift+T",
-            checkable=True,
-        )
-        lr = self._action(
-            v,
-            "Left to Right",
-            lambda: self._doc_do("set_direction", "LR"),
-            "Ctrl+Shift+L",
-            checkable=True,
-        )
-        group.addAction(tb)
-        group.addAction(lr)
-        tb.setChecked(True)
-        self.weights_action = self._action(
-            v,
-            "Weights as Nodes",
-            lambda on: self._doc_do("set_show_weights", bool(on)),
-            "Ctrl+Shift+W",
-            checkable=True,
-        )
-        self.weights_action.setChecked(True)
-        v.addSeparator()
-        themes = QActionGroup(self)
-        for name, key in (
-            ("light", "Ctrl+Shift+1"),
-            ("dark", "Ctrl+Shift+2"),
-            ("system", "Ctrl+Shift+3"),
-        ):
-            act = self._action(
-                v,
-                f"{name.title()} Theme",
-                lambda _=False, n=name: self.set_theme(n),
-                key,
-                checkable=True,
-            )
-            themes.addAction(act)
-            act.setChecked(name == self.theme_choice)
-        h = mb.addMenu("&Help")
-        self._action(
-            h, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
-        )
-        self._action(h, "&About xocview", self.show_about)
+    # -- the current view ------------------------------------------------------------------
 
     def _view(self) -> GraphView | None:
         w = self.tabs.currentWidget()
         return w if isinstance(w, GraphView) else None
 
-    def _view_do(self, name: str, *args: object) -> None:
+    def view_do(self, name: str, *args: object) -> None:
         view = self._view()
         if view is not None:
             getattr(view, name)(*args)
 
-    def _doc_do(self, name: str, *args: object) -> None:
+    def doc_do(self, name: str, *args: object) -> None:
         view = self._view()
         if view is not None:
             getattr(view.doc, name)(*args)
@@ -309,7 +190,7 @@ class MainWindow(QMainWindow):
         if job.cancelled:
             return
         self.add_document(graph, job.path, drawing, expanded, fmt)
-        self._remember(job.path)
+        self.recent_files.remember(job.path)
 
     def _failed(self, job: LoadJob, message: str) -> None:
         self._finish(job)
@@ -371,7 +252,7 @@ class MainWindow(QMainWindow):
         if ok:
             self._mark(view)
             if view.doc.path is not None:
-                self._remember(view.doc.path)
+                self.recent_files.remember(view.doc.path)
         return ok
 
     def report(self, message: str, title: str = "Cannot save") -> None:
@@ -412,25 +293,7 @@ class MainWindow(QMainWindow):
         self.search_dock.raise_()
         self.search.focus_query()
 
-    # -- recent files, drag and drop, export --------------------------------------------------
-
-    def _remember(self, path: Path) -> None:
-        recent = [str(path.resolve())] + [p for p in self.recent() if p != str(path.resolve())]
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self.settings.setValue("last_dir", str(path.resolve().parent))
-        self._fill_recent()
-
-    def recent(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            return [value]
-        return [str(v) for v in value] if isinstance(value, list) else []
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for name in self.recent():
-            self._action(self.recent_menu, name, lambda _=False, n=name: self.open_path(Path(n)))
-        self.recent_menu.setEnabled(bool(self.recent()))
+    # -- drag and drop, export, theme -----------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():

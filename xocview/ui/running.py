@@ -10,25 +10,30 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QDockWidget, QMessageBox, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
 
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
 from xocview.model import Graph, edits
 from xocview.model.analyses.profile import TIME_KEY, subtree_sums, times_as_metadata
+from xocview.ui.actions import add_action
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.profile import ProfilePanel
 from xocview.ui.run_dialog import RunOptions, ask_run_options
 from xocview.ui.workers import internal_error
-
-if TYPE_CHECKING:
-    from xocview.ui.main_window import MainWindow
 
 __all__ = ["AskRunOptions", "RunController", "RunJob"]
 
@@ -94,9 +99,15 @@ class RunJob:
 
 
 class RunController(QObject):
-    """The Run menu and the Profile dock of a window; one run at a time."""
+    """The Run menu and the Profile dock of a window; one run at a time.
 
-    def __init__(self, window: MainWindow) -> None:
+    ``window`` gets the Profile dock and the progress bar, ``menu`` the Run actions, and
+    ``focus_selection`` is called when the Profile panel selects a node.
+    """
+
+    def __init__(
+        self, window: QMainWindow, menu: QMenu, focus_selection: Callable[[], None]
+    ) -> None:
         super().__init__(window)
         self.window = window
         self.doc: Document | None = None
@@ -105,7 +116,7 @@ class RunController(QObject):
         self.ask: AskRunOptions = ask_run_options  # replaced by tests: no modal dialog
         self.messages: list[str] = []
         self.profile = ProfilePanel(window)
-        self.profile.jumped.connect(lambda: window._view_do("focus_selection"))
+        self.profile.jumped.connect(focus_selection)
         self.dock = QDockWidget("Profile", window)
         self.dock.setObjectName("profile")
         self.dock.setWidget(self.profile)
@@ -121,27 +132,23 @@ class RunController(QObject):
         window.statusBar().addPermanentWidget(self.bar)
         window.statusBar().addPermanentWidget(self.stop_button)
         self._show_running(False)
-        self._make_menu()
+        self._make_menu(menu)
 
-    def _make_menu(self) -> None:
+    def _make_menu(self, menu: QMenu) -> None:
         w = self.window
-        menu = w.menuBar().addMenu("&Run")
-        help_action = next((a for a in w.menuBar().actions() if a.text() == "&Help"), None)
-        if help_action is not None:  # keep Help last
-            w.menuBar().insertMenu(help_action, menu)
-        self.run_action = w._action(menu, "&Run Graph...", self.start, "F5")
-        self.stop_action = w._action(menu, "&Stop", self.stop, "Shift+F5")
+        self.run_action = add_action(w, menu, "&Run Graph...", self.start, "F5")
+        self.stop_action = add_action(w, menu, "&Stop", self.stop, "Shift+F5")
         menu.addSeparator()
         group = QActionGroup(self)
         self.colour_actions: dict[str, QAction] = {}
         for mode, text, key in COLOURINGS:
-            act = w._action(
-                menu, text, lambda _=False, m=mode: self.colour_by(m), key, checkable=True
+            act = add_action(
+                w, menu, text, lambda _=False, m=mode: self.colour_by(m), key, checkable=True
             )
             group.addAction(act)
             self.colour_actions[mode] = act
-        self.log_action = w._action(
-            menu, "&Logarithmic Scale", self.set_log, "Ctrl+Alt+G", checkable=True
+        self.log_action = add_action(
+            w, menu, "&Logarithmic Scale", self.set_log, "Ctrl+Alt+G", checkable=True
         )
         self.log_action.setChecked(True)
         self.set_document(None)

@@ -23,41 +23,19 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu, QWidget
 
 from xocview.model import edits
-from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
-from xocview.ui.canvas.heat import HeatLevels
+from xocview.ui.canvas.drawing import KIND_GROUP
+from xocview.ui.canvas.hit import hit_test
 from xocview.ui.canvas.legend import paint_legend
-from xocview.ui.canvas.painter import frame_title_rect, paint_drawing
-from xocview.ui.canvas.style import Style, theme
+from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, render_overview
+from xocview.ui.canvas.painter import paint_drawing
+from xocview.ui.canvas.style import theme
 from xocview.ui.commands import Reversible, perform
 from xocview.ui.document import Document
 
 __all__ = ["GraphView"]
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
-OVERVIEW_FROM_ITEMS = 3000  # graphs with at least this many boxes get a cached overview
-OVERVIEW_PIXELS = 4096  # longest side of the overview picture
 RENAME_CHARS = 32767  # what a QLineEdit holds
-
-
-def _overview_scale(d: Drawing) -> float:
-    return OVERVIEW_PIXELS / max(d.width, d.height, 1.0)
-
-
-def render_overview(
-    d: Drawing, style: Style, scale: float, heat: HeatLevels | None = None
-) -> QImage:
-    """The whole drawing at ``scale`` (boxes and straight edges), painted once."""
-    image = QImage(
-        max(1, round(d.width * scale)),
-        max(1, round(d.height * scale)),
-        QImage.Format.Format_ARGB32_Premultiplied,
-    )
-    image.fill(style.background)
-    painter = QPainter(image)
-    painter.scale(scale, scale)
-    paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale, heat=heat)
-    painter.end()
-    return image
 
 
 _MARGIN = 40.0
@@ -154,15 +132,13 @@ class GraphView(QGraphicsView):
         d = self.doc.drawing
         if d.count < OVERVIEW_FROM_ITEMS:
             return False
-        return self.scale_factor <= _overview_scale(d) * 1.5
+        return self.scale_factor <= overview_scale(d) * 1.5
 
     def _paint_overview(self, painter: QPainter, rect: QRectF) -> None:
         d = self.doc.drawing
         key = (id(d), self.theme_name, self.doc.heat_key)
         if self._overview is None or self._overview[0] != key:
-            picture = render_overview(
-                d, theme(self.theme_name), _overview_scale(d), self.doc.heat()
-            )
+            picture = render_overview(d, theme(self.theme_name), overview_scale(d), self.doc.heat())
             self._overview = (key, picture)
         image = self._overview[1]
         painter.drawImage(QRectF(0, 0, d.width, d.height), image)
@@ -219,18 +195,7 @@ class GraphView(QGraphicsView):
     def _hit(self, pos: QPointF) -> tuple[str, int]:
         """What is under a viewport point: ("item", k), ("frame", group), ("edge", e) or none."""
         p = self.mapToScene(pos.toPoint())
-        d = self.doc.drawing
-        k = d.item_at(p.x(), p.y())
-        if k >= 0:
-            return "item", k
-        for g, box in reversed(d.frames):
-            if frame_title_rect(box).contains(p):
-                return "frame", g
-        tol = 6.0 / max(self.scale_factor, 1e-6)
-        for e in d.visible_edges(p.x() - tol, p.y() - tol, p.x() + tol, p.y() + tol).tolist():
-            if _near_polyline(d.edges[e], p.x(), p.y(), tol):
-                return "edge", e
-        return "none", -1
+        return hit_test(self.doc.drawing, p, 6.0 / max(self.scale_factor, 1e-6))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._press = event.position()
@@ -413,12 +378,3 @@ class GraphView(QGraphicsView):
         self.ensureVisible(
             QRectF(d.x[nxt] - d.w[nxt] / 2, d.y[nxt] - d.h[nxt] / 2, d.w[nxt], d.h[nxt]), 40, 40
         )
-
-
-def _near_polyline(pts: np.ndarray, px: float, py: float, tol: float) -> bool:
-    a, b = pts[:-1], pts[1:]
-    ab = b - a
-    ap = np.array([px, py]) - a
-    t = np.clip((ap * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-9), 0, 1)
-    closest = a + ab * t[:, None]
-    return bool((np.hypot(*(closest - [px, py]).T) <= tol).any())

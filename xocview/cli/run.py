@@ -19,7 +19,7 @@ from xocview.model import Graph, edits
 from xocview.model.analyses.profile import TIME_KEY, times_as_metadata
 from xocview.model.analyses.summary import parse_shape
 
-__all__ = ["add_run_parser"]
+__all__ = ["add_run_parser", "cmd_run"]
 
 
 def add_run_parser(sp: argparse.ArgumentParser) -> None:

@@ -1,0 +1,56 @@
+"""``xocview convert`` and ``xocview render``: a graph into another file, XOC JSON or a picture."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
+from xocview.formats import registry
+
+__all__ = ["add_convert_parser", "add_render_parser", "cmd_convert", "cmd_render"]
+
+
+def add_convert_parser(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("input", metavar="IN")
+    sp.add_argument("output", metavar="OUT.json")
+
+
+def add_render_parser(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("input", metavar="FILE")
+    sp.add_argument("output", metavar="OUT.png|OUT.svg")
+    grp = sp.add_mutually_exclusive_group()
+    grp.add_argument("--expand-all", action="store_true", help="open every group")
+    grp.add_argument("--level", type=int, metavar="N", help="open groups above depth N")
+    sp.add_argument("--theme", choices=("light", "dark"), default="light")
+    sp.add_argument("--direction", choices=("TB", "LR"), default="TB")
+    sp.add_argument("--scale", type=float, default=1.0, help="pixels per layout unit (PNG)")
+
+
+def cmd_render(ns: argparse.Namespace) -> int:
+    from xocview.ui.headless import render_file
+
+    out = Path(ns.output)
+    width, height = render_file(
+        Path(ns.input),
+        out,
+        level=ns.level,
+        expand_all=ns.expand_all,
+        theme=ns.theme,
+        direction=ns.direction,
+        scale=ns.scale,
+    )
+    print(f"wrote {out} ({width}x{height})")
+    return EXIT_OK
+
+
+def cmd_convert(ns: argparse.Namespace) -> int:
+    out = Path(ns.output)
+    if out.suffix.lower() != ".json":  # a usage error: refused before reading the input
+        print(f"xocview: error: {out}: the output must be a .json file (XOC JSON)", file=sys.stderr)
+        return EXIT_USAGE
+    graph = registry.load(ns.input)
+    registry.save(graph, out)
+    print(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
+    return EXIT_OK

@@ -1,0 +1,178 @@
+"""The inspector's rows for each kind of selection: a node, a tensor, or the whole graph."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtWidgets import QTreeWidgetItem
+
+from xocview.model import DTYPES, Tensor, edits
+from xocview.model.analyses import opfacts
+from xocview.model.analyses.summary import shape_text, summarize
+from xocview.ui.commands import perform
+from xocview.ui.document import Document
+from xocview.ui.panels.inspector.cells import Cells, parse_value
+
+__all__ = ["attribute_type", "graph_rows", "node_rows", "parse_shape", "tensor_row", "tensor_rows"]
+
+
+def tensor_row(cells: Cells, parent: QTreeWidgetItem, doc: Document, t: int) -> None:
+    ten = doc.graph.tensors[t]
+    cells.row(parent, ten.id, f"{ten.kind}  {shape_text(ten)}  {ten.dtype}", ("tensor", t))
+
+
+def node_rows(cells: Cells, doc: Document, i: int) -> None:
+    g = doc.graph
+    node = g.nodes[i]
+    t = cells.tree
+    cells.editable(
+        cells.row(t, "Node", node.id),
+        lambda text: perform(doc, edits.rename_node, node.id, text),
+    )
+    cells.row(t, "Op type", node.op_type)
+    attrs = cells.row(t, "Attributes", str(len(node.attributes)))
+    for name, value in node.attributes.items():
+        cells.nested(attrs, name, value)
+        row = attrs.child(attrs.childCount() - 1)
+        if row is not None and row.childCount() == 0:
+            cells.editable(
+                row,
+                functools.partial(_edit_attribute, doc, node.id, name),
+            )
+        if row is not None:
+            row.setText(2, attribute_type(value))
+    ins = cells.row(t, "Inputs", str(len(node.inputs)))
+    for k in node.inputs:
+        tensor_row(cells, ins, doc, k)
+    outs = cells.row(t, "Outputs", str(len(node.outputs)))
+    for k in node.outputs:
+        tensor_row(cells, outs, doc, k)
+    if doc.hierarchy.is_group[i]:
+        cells.row(t, "Group", f"{int(doc.hierarchy.child_count[i])} children")
+    else:
+        cells.row(t, "Category", opfacts.category(node.op_type))
+        ops, assumed = opfacts.flops_assuming(g, i, 1)
+        cells.row(t, "FLOPs", opfacts.flops_text(ops, assumed))
+        cells.row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
+    ms = doc.times_ms()[i]
+    if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
+        total = " (sum of its leaves)" if doc.hierarchy.is_group[i] else ""
+        cells.row(t, "Time (CPU)", f"{ms:.3f} ms{total}")
+    cells.nested(
+        t,
+        "Metadata",
+        node.metadata,
+        lambda key, value: perform(doc, edits.set_metadata, key, value, node=node.id),
+    )
+
+
+def tensor_rows(
+    cells: Cells, doc: Document, ti: int, show_values: Callable[[Tensor], None]
+) -> None:
+    g = doc.graph
+    ten = g.tensors[ti]
+    t = cells.tree
+    cells.editable(
+        cells.row(t, "Tensor", ten.id),
+        lambda text: perform(doc, edits.rename_tensor, ten.id, text),
+    )
+    cells.editable(
+        cells.row(t, "Kind", ten.kind),
+        lambda text: perform(doc, edits.set_kind, ten.id, text.strip()),
+    )
+    cells.editable(
+        cells.row(t, "Shape", shape_text(ten)),
+        lambda text: perform(doc, edits.set_shape, ten.id, parse_shape(text)),
+    )
+    cells.editable(
+        cells.row(t, "Dtype", ten.dtype),
+        lambda text: perform(doc, edits.set_dtype, ten.id, text.strip()),
+    )
+    bits = DTYPES[ten.dtype].bits if ten.dtype in DTYPES else None
+    if bits and all(d >= 0 for d in ten.shape) and not ten.metadata.get("rank_unknown"):
+        count = int(np.prod(ten.shape, dtype=np.int64))
+        cells.row(t, "Size", f"{count * bits // 8:,} bytes ({count:,} elements)")
+    if ten.has_data:
+        show_values(ten)
+    p = int(g.index.producer[ti])
+    cells.row(t, "Producer", g.nodes[p].id if p >= 0 else "(none)", ("node", p) if p >= 0 else None)
+    cons = cells.row(t, "Consumers", str(len(g.index.consumers_of(ti))))
+    for c in g.index.consumers_of(ti).tolist():
+        cells.row(cons, g.nodes[c].id, g.nodes[c].op_type, ("node", c))
+    cells.nested(
+        t,
+        "Metadata",
+        ten.metadata,
+        lambda key, value: perform(doc, edits.set_metadata, key, value, tensor=ten.id),
+    )
+
+
+def graph_rows(cells: Cells, doc: Document) -> None:
+    g = doc.graph
+    s = summarize(g)
+    t = cells.tree
+    cells.row(t, "Graph", s.name)
+    cells.row(t, "Id", s.id)
+    cells.row(t, "File", str(doc.path) if doc.path else "")
+    cells.row(t, "Format", doc.format)
+    cells.row(t, "Nodes", f"{s.num_nodes} ({s.num_groups} groups, depth {s.hierarchy_depth})")
+    cells.row(t, "Tensors", f"{s.num_tensors}")
+    cells.row(t, "Parameters", f"{s.parameters:,}")
+    total, unknown, assumed = opfacts.graph_flops_assuming(g, 1)
+    cells.row(t, "FLOPs", opfacts.flops_text(total, assumed, unknown))
+    ins = cells.row(t, "Inputs", str(len(g.inputs)))
+    for k in g.inputs:
+        tensor_row(cells, ins, doc, k)
+    outs = cells.row(t, "Outputs", str(len(g.outputs)))
+    for k in g.outputs:
+        tensor_row(cells, outs, doc, k)
+    ops = cells.row(t, "Operators", str(len(s.op_histogram)))
+    for op, n in s.op_histogram:
+        cells.row(ops, op, n)
+    cells.nested(
+        t,
+        "Metadata",
+        g.metadata,
+        lambda key, value: perform(doc, edits.set_metadata, key, value),
+    )
+
+
+def attribute_type(value: object) -> str:
+    """The ONNX attribute type a value has (int, float, string, tensor, graph, or lists)."""
+    if isinstance(value, bool):
+        return "int"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        if "tensor" in value:
+            return "tensor"
+        if "graph" in value:
+            return "graph"
+        return "object"
+    if isinstance(value, list):
+        kinds = {attribute_type(v) for v in value}
+        return f"{kinds.pop()}s" if len(kinds) == 1 else "list"
+    return type(value).__name__
+
+
+def _edit_attribute(doc: Document, node_id: str, name: str, text: str) -> str | None:
+    return perform(doc, edits.set_attribute, node_id, name, parse_value(text))
+
+
+def parse_shape(text: str) -> list[int]:
+    """``1x3x224x224``, ``1, 3, 224, 224`` or ``[1, 3]``; ``?`` for an unknown dimension."""
+    parts = [
+        p for p in text.replace("[", "").replace("]", "").replace("x", ",").split(",") if p.strip()
+    ]
+    if text.strip() == "scalar":
+        return []
+    try:
+        return [-1 if p.strip() in ("?", "-1") else int(p) for p in parts]
+    except ValueError:
+        return [text]  # type: ignore[list-item]  # the edit refuses it with its own message
