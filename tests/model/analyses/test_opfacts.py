@@ -1,4 +1,4 @@
-"""xocview/model/opfacts.py and resources/ops.json: categories, key attributes, FLOPs, params."""
+"""xocview/model/analyses/opfacts.py and resources/ops.json: categories, key attributes, FLOPs, params."""
 
 from __future__ import annotations
 

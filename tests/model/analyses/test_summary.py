@@ -1,4 +1,4 @@
-"""xocview/model/summary.py: shape text and the one-screen summary of a graph."""
+"""xocview/model/analyses/summary.py: shape text and the one-screen summary of a graph."""
 
 from __future__ import annotations
 
