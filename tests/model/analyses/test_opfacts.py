@@ -1,4 +1,4 @@
-"""xocview/model/analyses/opfacts.py and resources/ops.json: categories, key attributes, FLOPs, params."""
+"""model/analyses/opfacts.py and resources/ops.json: categories, key attributes, FLOPs, params."""
 
 from __future__ import annotations
 
