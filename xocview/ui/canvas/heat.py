@@ -16,7 +16,16 @@ from PySide6.QtGui import QBrush, QColor
 
 from xocview.ui.canvas.drawing import Drawing
 
-__all__ = ["LEVELS", "HeatLevels", "heat_brushes", "heat_colour", "heat_levels", "light_text"]
+__all__ = [
+    "INK",
+    "LEVELS",
+    "HeatLevels",
+    "heat_brushes",
+    "heat_colour",
+    "heat_levels",
+    "light_text",
+    "text_contrast",
+]
 
 LEVELS = 256
 # inferno at 0, 1/8, ..., 1 (sRGB)
@@ -57,12 +66,30 @@ def heat_brushes() -> list[QBrush]:
     return [QBrush(heat_colour(k)) for k in range(LEVELS)]
 
 
+# Dark text on light heat colours: the painter's ink, whatever the theme's text colour is.
+INK = (20, 20, 20)
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG relative luminance of sRGB colours (0-255), one per row."""
+    c = np.asarray(rgb, dtype=np.float64) / 255.0
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])
+
+
 @lru_cache(maxsize=1)
 def light_text() -> np.ndarray:
-    """Per level: whether a title reads better in white (dark fills)."""
-    rgb = _table() / 255.0
-    luminance = rgb @ np.array([0.2126, 0.7152, 0.0722])
-    return luminance < 0.42
+    """Per level: whether a title reads better in white than in ink (WCAG contrast)."""
+    fill = _luminance(_table())
+    ink = float(_luminance(np.array([INK]))[0])
+    return (1.05 / (fill + 0.05)) > ((fill + 0.05) / (ink + 0.05))
+
+
+def text_contrast() -> np.ndarray:
+    """Per level: the WCAG contrast ratio of the title colour ``light_text`` picks."""
+    fill = _luminance(_table())
+    ink = float(_luminance(np.array([INK]))[0])
+    return np.where(light_text(), 1.05 / (fill + 0.05), (fill + 0.05) / (ink + 0.05))
 
 
 @dataclass(frozen=True)

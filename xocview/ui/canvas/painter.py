@@ -15,7 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPolygonF
 
 from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, Drawing
-from xocview.ui.canvas.heat import HeatLevels, heat_brushes, light_text
+from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.style import Style
 
 __all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing"]
@@ -23,6 +23,7 @@ __all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing"]
 LOD_TITLES = 0.3  # pixels per scene unit from which titles are drawn
 LOD_DETAIL = 0.65  # ... and from which attributes, curves, arrows and shape labels
 _WHITE = QColor(255, 255, 255)  # titles on dark heat colours
+_INK = QColor(*INK)  # titles on light heat colours, whatever the theme's text colour
 
 
 def paint_drawing(
@@ -269,7 +270,10 @@ def _boxes(
         r = _rect(d, i)
         if white is not None and levels is not None:
             level = int(levels[i])
-            painter.setPen(_WHITE if level >= 0 and white[level] else style.text)
+            if level < 0:
+                painter.setPen(style.text)  # the theme's neutral fill: the theme's text
+            else:
+                painter.setPen(_WHITE if white[level] else _INK)
         title_font = style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font
         if detail and d.detail[i]:
             top = QRectF(r.left(), r.top() + 4, r.width(), r.height() / 2 - 2)
