@@ -94,6 +94,24 @@ def test_an_onnx_source_is_never_overwritten(qtbot, window, tmp_path: Path) -> N
     assert view.doc.save_path == tmp_path / "squeeze.json"
 
 
+def test_save_as_shows_the_new_file_and_format_in_the_inspector(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    src = Path(onnx.__file__).parent / "backend/test/data/light/light_squeezenet.onnx"
+    model = tmp_path / "squeeze.onnx"
+    shutil.copy(src, model)
+    window.open_path(model)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)
+    rows = window.inspector.rows()  # nothing selected: the graph pane
+    assert (rows["File"], rows["Format"]) == (str(model), "ONNX")
+    target = tmp_path / "squeeze.json"
+    window.ask_path = lambda parent, doc: target
+    assert window.save(save_as=True)  # no edit: the undo stack was clean already
+    rows = window.inspector.rows()
+    assert (rows["File"], rows["Format"]) == (str(target), "XOC JSON")
+    assert window.tabs.tabText(0) == "squeeze.json"
+
+
 def test_closing_with_unsaved_changes_asks(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     view = open_copy(qtbot, window, tmp_path, "simple_model.json")
     edit(view, "note", 2)

@@ -123,3 +123,32 @@ def test_the_panel_follows_the_current_tab(qtbot, window) -> None:  # type: igno
     window.close_tab(1)
     window.close_tab(0)
     assert panel.doc is None and panel.hits() == []
+
+
+def test_attribute_names_and_values_are_found(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.open_path(REPO / "sample_graphs" / "simple_model.json")
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)
+    view = window.tabs.currentWidget()
+    panel = find(qtbot, window, "kernel_shape")
+    assert panel.hits() == ["node  node_0  Conv  (matched: attribute kernel_shape = [3, 3])"]
+    for query in ("3, 3", "3x3"):
+        panel.edit.clear()
+        qtbot.keyClicks(panel.edit, query)
+        qtbot.waitUntil(lambda: not panel._timer.isActive())
+        assert node_hits(panel) == ["node_0"], query
+    panel.edit.clear()
+    panel.regex.setChecked(True)
+    qtbot.keyClicks(panel.edit, "^pads$")
+    qtbot.waitUntil(lambda: not panel._timer.isActive())
+    assert panel.hits() == ["node  node_0  Conv  (matched: attribute pads = [1, 1])"]
+    qtbot.keyClick(panel.edit, Qt.Key.Key_Return)
+    assert view.doc.selected_node == view.doc.graph.index.node_position("node_0")
+    assert window.inspector.rows()["Op type"] == "Conv"
+
+
+def test_tiny_transformer_axis_finds_every_node_with_the_attribute(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    open_collapsed(qtbot, window)
+    panel = find(qtbot, window, "axis")
+    rows = panel.hits()
+    assert "node  l0.softmax  Softmax  (matched: attribute axis = -1)" in rows
+    assert "node  embed  Gather  (matched: attribute axis = 0)" in rows

@@ -1,4 +1,4 @@
-"""model/analyses/opfacts.py and resources/ops.json: categories, key attributes, FLOPs, params."""
+"""model/analyses/opfacts.py and resources/ops.json: categories, key attributes, FLOPs."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from xocview.model.analyses.opfacts import (
     graph_flops_assuming,
     input_names,
     key_attributes,
-    parameters,
 )
 from xocview.resources import resource_path
 
@@ -384,44 +383,6 @@ def test_data_movement_is_zero_whatever_the_shapes() -> None:
     assert flops(one("Transpose", [[2, 3]], [3, 2]), 0) == 0
 
 
-# -- parameters ------------------------------------------------------------------------------
-
-
-def test_parameters_of_weights() -> None:
-    g = one(
-        "Conv",
-        [[1, 64, 56, 56], [128, 16, 3, 3], [128]],
-        [1, 128, 56, 56],
-        kinds=["input", "weight", "weight"],
-    )
-    assert parameters(g, 0) == 128 * 16 * 9 + 128
-
-
-def test_parameters_skip_unknown_shapes_activations_and_shapes() -> None:
-    conv = one("Conv", [[1, 3, 8, 8], [16, 3, -1, 3]], [1, 16, 8, 8], kinds=["input", "weight"])
-    assert parameters(conv, 0) == 0
-    relu = one("Relu", [[1, 10]], [1, 10])
-    assert parameters(relu, 0) == 0
-    reshape = one("Reshape", [[2, 6], [2]], [3, 4], kinds=["input", "weight"])
-    reshape.tensors[1].dtype = "int64"
-    assert parameters(reshape, 0) == 0
-
-
-def test_parameters_from_constant_sources() -> None:
-    """Light ONNX models ship their weights as ConstantOfShape outputs."""
-    tensors = [
-        tensor("x", "input", [1, 3, 8, 8]),
-        tensor("w_shape", "weight", [4]),
-        tensor("w", "activation", [16, 3, 3, 3]),
-        tensor("y", "output", [1, 16, 8, 8]),
-    ]
-    tensors[1].dtype = "int64"
-    nodes = [node("c", "ConstantOfShape", [1], [2]), node("conv", "Conv", [0, 2], [3])]
-    g = graph(tensors, nodes, [0], [3])
-    assert parameters(g, 0) == 0
-    assert parameters(g, 1) == 16 * 27
-
-
 # -- whole graphs ------------------------------------------------------------------------------
 
 
@@ -447,9 +408,3 @@ def test_resnet50_flops() -> None:
     assert 7.7e9 <= total <= 8.3e9
     dense = [flops(g, i) for i, n in enumerate(g.nodes) if n.op_type in ("Conv", "Gemm")]
     assert 7.7e9 <= sum(f or 0 for f in dense) <= 8.2e9
-
-
-def test_resnet50_parameters() -> None:
-    """25.56 M learned values plus the batch norms' running means and variances."""
-    g = light("resnet50")
-    assert sum(parameters(g, i) for i in range(len(g.nodes))) == 25_610_152

@@ -6,7 +6,8 @@ import pytest
 
 from tests.model.conftest import chain, grouped, node, tensor
 from xocview.errors import XocviewError
-from xocview.model.analyses.search import SearchError, search
+from xocview.model import Graph
+from xocview.model.analyses.search import SearchError, SearchIndex, compile_query, search
 
 
 def found(result) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
@@ -70,3 +71,93 @@ def test_invalid_regex_raises_a_search_error_that_says_how_to_fix() -> None:
         search(chain(2), "(", regex=True)
     assert isinstance(info.value, XocviewError)
     assert search(chain(2), "(").hits == []  # as plain text it is just a character
+
+
+# -- attributes --------------------------------------------------------------------------------
+
+
+def conv_graph() -> Graph:
+    g = chain(3)
+    g.nodes[0] = node(
+        "c", "Conv", [0, 1], [2], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 1}
+    )
+    g.nodes[2].attributes = {"axis": -1, "mode": "constant"}
+    g.invalidate()
+    return g
+
+
+def test_attribute_names_match_and_the_hit_shows_the_value() -> None:
+    g = conv_graph()
+    assert found(search(g, "kernel_shape")) == [("node", "c", "attribute kernel_shape")]
+    hit = search(g, "kernel_shape").hits[0]
+    assert hit.text == "[3, 3]"  # as the inspector shows it
+    assert found(search(g, "axis")) == [("node", "n2", "attribute axis")]
+    assert search(g, "axis").hits[0].text == "-1"
+
+
+def test_attribute_values_match_as_the_inspector_and_the_boxes_show_them() -> None:
+    g = conv_graph()
+    for query in ("3, 3", "[3, 3]", "3x3", "1, 1, 1, 1"):
+        assert [h.id for h in search(g, query).hits] == ["c"], query
+    hit = search(g, "1x1x1x1").hits[0]
+    assert (hit.where, hit.text) == ("attribute pads", "[1, 1, 1, 1]")
+    assert found(search(g, "constant")) == [("node", "n2", "attribute mode")]
+
+
+def test_attributes_in_regex_mode() -> None:
+    g = conv_graph()
+    assert found(search(g, r"^kernel_\w+$", regex=True)) == [
+        ("node", "c", "attribute kernel_shape")
+    ]
+    assert found(search(g, r"^\[3, 3\]$", regex=True)) == [("node", "c", "attribute kernel_shape")]
+    assert found(search(g, r"^pads$", regex=True)) == [("node", "c", "attribute pads")]
+    assert search(g, r"^3, 3$", regex=True).hits == []  # anchors hold at the field's ends
+
+
+def test_nested_attribute_values_are_found_by_name_only() -> None:
+    g = chain(1)
+    g.nodes[0].attributes = {"value": {"tensor": {"dtype": "float32", "values": [0.5]}}}
+    g.invalidate()
+    hit = search(g, "value").hits[0]
+    assert (hit.where, hit.text) == ("attribute value", "{1}")
+    assert search(g, "0.5").hits == []
+
+
+# -- the joined scan gives the field-by-field answer ---------------------------------------------
+
+
+def field_by_field(g: Graph, query: str, regex: bool) -> list[tuple[str, str, str]]:
+    """The answer of a plain loop over every field, first matching field per item."""
+    idx = SearchIndex(g)
+    f = idx._f
+    match = compile_query(query, regex).search
+    out: list[tuple[str, str, str]] = []
+    seen: set[int] = set()
+    for k, text in enumerate(f.texts):
+        if f.owner[k] not in seen and match(text):
+            seen.add(f.owner[k])
+            kind, pos = f.items[f.owner[k]]
+            item = g.nodes[pos] if kind == "node" else g.tensors[pos]
+            out.append((kind, item.id, f.where[k]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("query", "regex"),
+    [
+        (r"3\s+\w", True),  # could run from one field into the next
+        (r"\]\n", True),
+        (r"t\d$", True),
+        (r"^n", True),
+        (r"\An1\Z", True),  # looks past the field: the field-by-field loop
+        (r"(?<=n)\d", True),
+        (r"x*", True),  # empty matches: every item once
+        ("1", False),
+        ("\n", False),
+    ],
+)
+def test_scan_equals_field_by_field(query: str, regex: bool) -> None:
+    g = conv_graph()
+    g.nodes[1].metadata["note"] = "line one\nline two 3"
+    g.invalidate()
+    assert found(search(g, query, regex=regex)) == field_by_field(g, query, regex)

@@ -110,7 +110,7 @@ def test_histogram_ties_keep_first_appearance() -> None:
     assert summarize(g).op_histogram == [("Mul", 2), ("Add", 2), ("Exp", 1)]
 
 
-def test_parameters_count_weights_of_known_shape_only() -> None:
+def test_parameters_count_fed_weights_of_known_shape_only() -> None:
     g = graph(
         [
             tensor("w", "weight", [64, 3, 7, 7]),
@@ -121,8 +121,9 @@ def test_parameters_count_weights_of_known_shape_only() -> None:
             tensor("r", "weight", [], rank_unknown=True),  # unknown rank
             tensor("x", "input", [1, 3, 224, 224]),  # not a weight
             tensor("a", "activation", [1000]),
+            tensor("dead", "weight", [10]),  # read by no node
         ],
-        [],
+        [node("n", "Custom", list(range(8)), [])],
     )
     s = summarize(g)
     assert s.parameters == 64 * 3 * 7 * 7 + 64 + 1 + 0

@@ -1,4 +1,4 @@
-"""Operator facts read from resources/ops.json: category, key attributes, FLOPs and parameters.
+"""Operator facts read from resources/ops.json: category, key attributes, FLOPs.
 
 The facts are data (habit 7); this module only interprets them. ops.json is written by
 resources/make_ops.py, which documents every category list, key attribute and FLOPs constant.
@@ -33,11 +33,9 @@ __all__ = [
     "graph_flops",
     "graph_flops_assuming",
     "input_names",
+    "is_constant_source",
     "key_attributes",
-    "parameters",
 ]
-
-_NOT_PARAMETERS = frozenset({"int64", "bool", "string"})  # shapes, indices, axes, masks
 
 
 @lru_cache(maxsize=1)
@@ -51,6 +49,11 @@ def _ops() -> dict[str, dict[str, Any]]:
 def category(op_type: str) -> str:
     """The op's category for colouring; "custom" for operators ops.json does not know."""
     return str(_ops().get(op_type, {}).get("category", "custom"))
+
+
+def is_constant_source(op_type: str) -> bool:
+    """Whether the op makes a tensor from its attributes alone (ops.json ``constant``)."""
+    return bool(_ops().get(op_type, {}).get("constant", False))
 
 
 def input_names(op_type: str) -> list[str]:
@@ -343,31 +346,6 @@ def _flops(shapes: _Shapes, node_index: int) -> int | None:
         return None
     rule = _RULES.get(spec.get("rule", ""))
     return None if rule is None else rule(shapes, node, spec)
-
-
-def parameters(graph: Graph, node_index: int) -> int:
-    """Elements of the node's weight inputs whose shapes are fully known; 0 when none.
-
-    A weight input is a tensor of kind "weight" or the output of a constant source (ops.json
-    ``constant``: Constant, ConstantOfShape). int64, bool and string tensors are shapes, indices
-    and masks, not learned values, and are not counted. Raises IndexError for a bad index.
-    """
-    node = graph.nodes[node_index]
-    producer = graph.index.producer
-    shapes = _Shapes(graph)
-    total = 0
-    for t in dict.fromkeys(node.inputs):  # a weight fed twice is still one weight
-        if not 0 <= t < len(graph.tensors):
-            continue
-        tensor = graph.tensors[t]
-        if tensor.dtype in _NOT_PARAMETERS:
-            continue
-        p = int(producer[t])
-        constant = p >= 0 and _ops().get(graph.nodes[p].op_type, {}).get("constant", False)
-        shape = shapes.of(t)
-        if (tensor.kind == "weight" or constant) and shape is not None:
-            total += _size(shape)
-    return total
 
 
 def graph_flops(graph: Graph, *, unknown_dims: int | None = None) -> tuple[int, int]:

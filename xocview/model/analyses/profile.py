@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from xocview.model.analyses import opfacts
+from xocview.model.analyses.parameters import parameters
 from xocview.model.hierarchy import Hierarchy
 
 if TYPE_CHECKING:
@@ -90,5 +91,5 @@ def node_parameters(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     h = h if h is not None else Hierarchy(graph)
     leaf = np.zeros(len(graph.nodes))
     for i in np.flatnonzero(~h.is_group).tolist():
-        leaf[i] = opfacts.parameters(graph, i)
+        leaf[i] = parameters(graph, i)
     return subtree_sums(leaf, h)

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from xocview.model.analyses.parameters import graph_parameters
 from xocview.model.graph import TENSOR_KINDS, Graph, Tensor
 from xocview.model.hierarchy import Hierarchy
 
@@ -60,22 +61,12 @@ def shape_text(tensor: Tensor) -> str:
 
 
 def summarize(graph: Graph) -> GraphSummary:
-    """Counts over the leaves (groups are listed apart); parameters of weights of known shape
-    (``unsized_weights`` counts the weights whose shape nobody knows)."""
+    """Counts over the leaves (groups are listed apart); parameters as ``graph_parameters``
+    counts them (``unsized_weights``: parameter tensors whose shape nobody knows)."""
     h = Hierarchy(graph)
     leaves = [nd for nd, g in zip(graph.nodes, h.is_group.tolist(), strict=True) if not g]
     kinds = Counter(t.kind for t in graph.tensors)
-    params = 0
-    unsized = 0
-    for t in graph.tensors:
-        known = not t.metadata.get("rank_unknown") and all(d >= 0 for d in t.shape)
-        if t.kind == "weight" and not known:
-            unsized += 1
-        elif t.kind == "weight":
-            size = 1
-            for d in t.shape:
-                size *= d
-            params += size
+    params, unsized = graph_parameters(graph)
     n_tensors = len(graph.tensors)
     return GraphSummary(
         id=graph.id,

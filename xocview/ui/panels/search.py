@@ -41,10 +41,11 @@ class SearchPanel(QWidget):
         self.doc: Document | None = None
         self._index: SearchIndex | None = None
         self.edit = QLineEdit(self)
-        self.edit.setPlaceholderText("Find node id, op type, tensor id, shape, dtype, metadata")
+        self.edit.setPlaceholderText("Find id, op type, attribute, shape, dtype, metadata")
         self.edit.setToolTip(
-            "Matches node ids, op types, tensor ids, shapes (1x3x224x224), dtypes and metadata "
-            "values; case-insensitive unless 'Match case'. Enter jumps to the selected result."
+            "Matches node ids, op types, attribute names and values (kernel_shape, 3, 3 or "
+            "3x3), tensor ids, shapes (1x3x224x224), dtypes and metadata values; "
+            "case-insensitive unless 'Match case'. Enter jumps to the selected result."
         )
         self.edit.setClearButtonEnabled(True)
         self.regex = QCheckBox("Regex", self)
@@ -125,7 +126,11 @@ class SearchPanel(QWidget):
             t = g.tensors[hit.position]
             label = f"tensor  {hit.id}  {shape_text(t)} {t.dtype}"
         label = shorten_message(label)
-        return label if hit.where == "id" else f"{label}  (matched: {shorten(hit.where)})"
+        if hit.where == "id":
+            return label
+        if hit.where.startswith("attribute "):  # which attribute, and its value
+            return f"{label}  (matched: {shorten(hit.where)} = {shorten(hit.text, 40)})"
+        return f"{label}  (matched: {shorten(hit.where)})"
 
     def hits(self) -> list[str]:
         """The result rows as shown (what tests and users read)."""

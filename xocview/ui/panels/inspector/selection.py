@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import html
 from collections.abc import Callable
 
 import numpy as np
@@ -10,6 +11,8 @@ from PySide6.QtWidgets import QTreeWidgetItem
 
 from xocview.model import DTYPES, Tensor, edits
 from xocview.model.analyses import opfacts
+from xocview.model.analyses.opdoc import OpDoc, node_doc, roles
+from xocview.model.analyses.parameters import parameters
 from xocview.model.analyses.summary import shape_text, summarize
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
@@ -18,9 +21,30 @@ from xocview.ui.panels.inspector.cells import Cells, parse_value
 __all__ = ["attribute_type", "graph_rows", "node_rows", "parse_shape", "tensor_row", "tensor_rows"]
 
 
-def tensor_row(cells: Cells, parent: QTreeWidgetItem, doc: Document, t: int) -> None:
+def tensor_row(
+    cells: Cells, parent: QTreeWidgetItem, doc: Document, t: int, role: str = ""
+) -> None:
+    """A linked tensor row; ``role`` (the schema's name for the slot: X, W, B) in column 2."""
     ten = doc.graph.tensors[t]
-    cells.row(parent, ten.id, f"{ten.kind}  {shape_text(ten)}  {ten.dtype}", ("tensor", t))
+    item = cells.row(parent, ten.id, f"{ten.kind}  {shape_text(ten)}  {ten.dtype}", ("tensor", t))
+    if role:
+        item.setText(2, role)
+        item.setToolTip(2, f"{role}: the operator's name for this {parent.text(0)[:-1].lower()}")
+
+
+def _schema_rows(cells: Cells, schema: OpDoc | None) -> None:
+    """Where the operator is defined and the first paragraph of its ONNX documentation."""
+    if schema is None:
+        return
+    t = cells.tree
+    where = f"{schema.domain}, since opset {schema.since_version}"
+    cells.row(t, "Schema", where)
+    if schema.summary:
+        doc = cells.row(t, "Documentation", schema.summary)
+        title = f"<b>{html.escape(schema.op_type)}</b> ({html.escape(where)})"
+        tip = f"<p>{title}</p><p>{html.escape(schema.summary)}</p>"
+        doc.setToolTip(0, tip)
+        doc.setToolTip(1, tip)  # rich text wraps; the plain summary would run off the screen
 
 
 def node_rows(cells: Cells, doc: Document, i: int) -> None:
@@ -31,7 +55,9 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
         cells.row(t, "Node", node.id),
         lambda text: perform(doc, edits.rename_node, node.id, text),
     )
+    schema = None if doc.hierarchy.is_group[i] else node_doc(g, i)
     cells.row(t, "Op type", node.op_type)
+    _schema_rows(cells, schema)
     attrs = cells.row(t, "Attributes", str(len(node.attributes)))
     for name, value in node.attributes.items():
         cells.nested(attrs, name, value)
@@ -43,19 +69,23 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
             )
         if row is not None:
             row.setText(2, attribute_type(value))
+    in_roles = out_roles = [""] * max(len(node.inputs), len(node.outputs))
+    if schema is not None:
+        in_roles = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
+        out_roles = roles(schema.outputs, len(node.outputs), node.metadata.get("omitted_outputs"))
     ins = cells.row(t, "Inputs", str(len(node.inputs)))
-    for k in node.inputs:
-        tensor_row(cells, ins, doc, k)
+    for k, role in zip(node.inputs, in_roles, strict=False):
+        tensor_row(cells, ins, doc, k, role)
     outs = cells.row(t, "Outputs", str(len(node.outputs)))
-    for k in node.outputs:
-        tensor_row(cells, outs, doc, k)
+    for k, role in zip(node.outputs, out_roles, strict=False):
+        tensor_row(cells, outs, doc, k, role)
     if doc.hierarchy.is_group[i]:
         cells.row(t, "Group", f"{int(doc.hierarchy.child_count[i])} children")
     else:
         cells.row(t, "Category", opfacts.category(node.op_type))
         ops, assumed = opfacts.flops_assuming(g, i, 1)
         cells.row(t, "FLOPs", opfacts.flops_text(ops, assumed))
-        cells.row(t, "Parameters", f"{opfacts.parameters(g, i):,}")
+        cells.row(t, "Parameters", f"{parameters(g, i):,}")
     ms = doc.times_ms()[i]
     if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
         total = " (sum of its leaves)" if doc.hierarchy.is_group[i] else ""

@@ -45,7 +45,9 @@ class Inspector(QWidget):
         self.doc: Document | None = None
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Property", "Value", "Type"])
+        self.tree.setHeaderLabels(["Property", "Value", "Type / role"])
+        # Names that differ only at the end (conv_4a_double_3x3_0 and _1) stay apart.
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setColumnWidth(0, 140)
         self.tree.setColumnWidth(1, 170)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
