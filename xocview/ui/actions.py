@@ -55,9 +55,15 @@ def add_action(
     shortcut: str | QKeySequence.StandardKey | None = None,
     checkable: bool = False,
 ) -> QAction:
-    """An action owned by ``parent`` that calls ``slot``, added to ``menu``."""
+    """An action owned by ``parent`` that calls ``slot``, added to ``menu``.
+
+    A standard key takes every binding the platform gives it (Close is Ctrl+W and Ctrl+F4 on
+    Linux), not only the first one.
+    """
     act = QAction(text, parent)
-    if shortcut is not None:
+    if isinstance(shortcut, QKeySequence.StandardKey):
+        act.setShortcuts(shortcut)
+    elif shortcut is not None:
         act.setShortcut(QKeySequence(shortcut))
     act.setCheckable(checkable)
     act.triggered.connect(slot)
@@ -83,7 +89,8 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
     add_action(window, f, "&Open...", host.open_dialog, QKeySequence.StandardKey.Open)
     recent = f.addMenu("Open &Recent")
-    add_action(window, f, "&Reload", host.reload, QKeySequence.StandardKey.Refresh)
+    # Not the standard Refresh key: that is F5, which runs the graph (Run > Run Graph).
+    add_action(window, f, "&Reload", host.reload, "Ctrl+R")
     add_action(window, f, "&Save", host.save, QKeySequence.StandardKey.Save)
     add_action(
         window, f, "Save &As...", lambda: host.save(save_as=True), QKeySequence.StandardKey.SaveAs
@@ -106,9 +113,11 @@ def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
 
 def _edit_menu(window: QMainWindow, host: MenuHost, e: QMenu) -> None:
     undo = host.undo_group.createUndoAction(window, "&Undo")
-    undo.setShortcut(QKeySequence.StandardKey.Undo)
+    undo.setShortcuts(QKeySequence.StandardKey.Undo)
     redo = host.undo_group.createRedoAction(window, "&Redo")
-    redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence(QKeySequence.StandardKey.Redo)])
+    keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+    shift_z = QKeySequence("Ctrl+Shift+Z")  # everywhere, whatever the platform's Redo is
+    redo.setShortcuts([shift_z, *(k for k in keys if k != shift_z)])
     e.addAction(undo)
     e.addAction(redo)
 

@@ -46,6 +46,7 @@ __all__ = ["MainWindow"]
 
 FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;All files (*)"
 INSPECTOR_WIDTH = 380  # pixels, at first start
+BOTTOM_HEIGHT = 180  # pixels, at first start: the canvas gets most of the height
 
 
 class MainWindow(QMainWindow):
@@ -115,6 +116,7 @@ class MainWindow(QMainWindow):
         self.runner = RunController(self, self.menus.run, lambda: self.view_do("focus_selection"))
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
+        self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)
         geometry = self.settings.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -181,6 +183,7 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(index, str(path) if path else doc.title)
         self.tabs.setCurrentIndex(index)
         view.fit()
+        view.setFocus()  # the canvas keys (0, F, arrows) work without a click first
         return view
 
     def _loaded(
@@ -287,6 +290,7 @@ class MainWindow(QMainWindow):
         if view is not None:
             self.undo_group.setActiveStack(view.doc.undo_stack)
             self._mark(view)
+            view.setFocus()
 
     def show_search(self) -> None:
         self.search_dock.show()
@@ -338,7 +342,8 @@ class MainWindow(QMainWindow):
         text = (
             "0 fit   F focus selection   + / - zoom   arrows: predecessor, successor, "
             "neighbours\nDouble-click a group (or a frame title) to expand or collapse it"
-            "\nCtrl+O open   Ctrl+E export PNG   Ctrl+W close tab"
+            "\nCtrl+O open   Ctrl+R reload   Ctrl+E export PNG   Ctrl+W close tab"
+            "\nF5 run the graph   Shift+F5 stop   Ctrl+F find"
         )
         QMessageBox.information(self, "Keyboard shortcuts", text)
 

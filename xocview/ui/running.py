@@ -31,7 +31,7 @@ from xocview.model.analyses.profile import TIME_KEY, subtree_sums, times_as_meta
 from xocview.ui.actions import add_action
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
-from xocview.ui.panels.profile import ProfilePanel
+from xocview.ui.panels.profile import ProfilePanel, format_ms
 from xocview.ui.run_dialog import RunOptions, ask_run_options
 from xocview.ui.workers import internal_error
 
@@ -240,7 +240,7 @@ class RunController(QObject):
         self._record(doc, result)
         state = "cancelled after" if result.cancelled else "timed"
         self.window.statusBar().showMessage(
-            f"Run {state} {len(result.node_times):,} nodes: {result.total_time * 1e3:.3f} ms "
+            f"Run {state} {len(result.node_times):,} nodes: {format_ms(result.total_time * 1e3)} "
             f"per pass, peak memory {result.peak_bytes / 2**20:.1f} MB",
             10000,
         )

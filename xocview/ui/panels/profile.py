@@ -6,6 +6,7 @@ live tensors, and the run's outputs with their shapes and statistics.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -28,10 +29,28 @@ from xocview.executor import RunResult
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 
-__all__ = ["OpBars", "ProfilePanel"]
+__all__ = ["OpBars", "ProfilePanel", "format_ms"]
 
 TOP_NODES = 50
 TOP_OPS = 12
+
+
+def format_ms(ms: float) -> str:
+    """A time in milliseconds as a person reads it: ``2,514 ms``, ``12.5 ms``, ``0.031 ms``.
+
+    Three significant digits from 0.1 ms up (whole milliseconds with thousands separators from
+    100 ms), two below it, never an exponent, at most six decimals.
+    """
+    if not math.isfinite(ms):
+        return "-"
+    size = abs(ms)
+    if size < 5e-7:
+        return "0 ms" if size == 0 else "<0.000001 ms"
+    digits = 3 if size >= 0.1 else 2
+    decimals = min(6, max(0, digits - 1 - math.floor(math.log10(size))))
+    if decimals and round(size, decimals) >= 10.0 ** (digits - decimals):
+        decimals -= 1  # 99.96 reads 100, not 100.0
+    return f"{ms:,.{decimals}f} ms"
 
 
 class OpBars(QWidget):
@@ -49,6 +68,15 @@ class OpBars(QWidget):
         self.setFixedHeight(max(1, len(rows)) * self.ROW + 4)
         self.update()
 
+    def value_texts(self) -> list[str]:
+        """The time printed at the end of each bar."""
+        return [format_ms(ms) for _, ms in self.rows]
+
+    def value_width(self) -> float:
+        """Room for the widest time, so that none is clipped."""
+        metrics = self.fontMetrics()
+        return float(max((metrics.horizontalAdvance(t) for t in self.value_texts()), default=0)) + 6
+
     def sizeHint(self) -> QSize:
         return QSize(240, max(1, len(self.rows)) * self.ROW + 4)
 
@@ -59,11 +87,11 @@ class OpBars(QWidget):
         if not self.rows:
             painter.end()
             return
-        label_w = min(130.0, self.width() * 0.4)
-        value_w = 70.0
+        value_w = self.value_width()
+        label_w = min(130.0, self.width() * 0.4, max(40.0, self.width() - value_w - 30))
         bar_w = max(10.0, self.width() - label_w - value_w - 12)
         top = max(ms for _, ms in self.rows) or 1.0
-        for k, (op, ms) in enumerate(self.rows):
+        for k, ((op, ms), text) in enumerate(zip(self.rows, self.value_texts(), strict=True)):
             y = 2 + k * self.ROW
             painter.setPen(palette.color(QPalette.ColorRole.Text))
             painter.drawText(
@@ -78,7 +106,7 @@ class OpBars(QWidget):
             painter.drawText(
                 QRectF(label_w + bar_w + 4, y, value_w, self.ROW),
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                f"{ms:.3g} ms",
+                text,
             )
         painter.end()
 
@@ -107,7 +135,7 @@ class ProfilePanel(QWidget):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.nodes = _table(["node", "op", "ms", "share"])
+        self.nodes = _table(["node", "op", "time", "share"])
         self.nodes.cellClicked.connect(self._select)
         self.bars = OpBars(self)
         self.outputs = _table(["output", "shape", "dtype", "min", "max", "mean"])
@@ -149,10 +177,10 @@ class ProfilePanel(QWidget):
             self.summary.setText("No times yet: Run > Run Graph (F5) measures every node.")
             return
         total = float(times[leaves].sum())
-        text = f"Total {total:.3f} ms over {len(leaves):,} timed nodes"
+        text = f"Total {format_ms(total)} over {len(leaves):,} timed nodes"
         if run is not None:
             text += (
-                f"; one pass {run.total_time * 1e3:.3f} ms; peak memory "
+                f"; one pass {format_ms(run.total_time * 1e3)}; peak memory "
                 f"{run.peak_bytes / 2**20:.1f} MB (weights {run.weight_bytes / 2**20:.1f} MB)"
             )
         self.summary.setText(text + ".")
@@ -175,7 +203,7 @@ class ProfilePanel(QWidget):
             cells = [
                 shorten(node.id),
                 shorten(node.op_type),
-                f"{ms:.3f}",
+                format_ms(ms),
                 f"{100 * ms / total:.1f}%",
             ]
             for col, text in enumerate(cells):
