@@ -33,6 +33,7 @@ from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.document import Document
 from xocview.ui.open_failures import OpenFailures
+from xocview.ui.palette import apply_palette
 from xocview.ui.panels.inspector import Inspector
 from xocview.ui.panels.problems import ProblemsPanel
 from xocview.ui.panels.search import SearchPanel
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.theme_choice = str(self.settings.value("theme", "system"))
         self.theme_name = _effective_theme(self.theme_choice)
+        apply_palette(self.theme_name)
         QGuiApplication.styleHints().colorSchemeChanged.connect(
             lambda _scheme: self.set_theme(self.theme_choice)
         )
@@ -330,6 +332,7 @@ class MainWindow(QMainWindow):
         """ "light", "dark", or "system" (follows the desktop's colour scheme as it changes)."""
         self.theme_choice = choice
         self.theme_name = _effective_theme(choice)
+        apply_palette(self.theme_name)
         self.settings.setValue("theme", choice)
         for k in range(self.tabs.count()):
             view = self.tabs.widget(k)

@@ -7,6 +7,7 @@ keeps it, so a saved file opens heat-coloured. A group's value is the sum over i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TIME_KEY",
+    "format_ms",
     "node_flops",
     "node_parameters",
     "node_times_ms",
@@ -93,3 +95,21 @@ def node_parameters(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     for i in np.flatnonzero(~h.is_group).tolist():
         leaf[i] = parameters(graph, i)
     return subtree_sums(leaf, h)
+
+
+def format_ms(ms: float) -> str:
+    """A time in milliseconds as a person reads it: ``2,514 ms``, ``12.5 ms``, ``0.031 ms``.
+
+    Three significant digits from 0.1 ms up (whole milliseconds with thousands separators from
+    100 ms), two below it, never an exponent, at most six decimals.
+    """
+    if not math.isfinite(ms):
+        return "-"
+    size = abs(ms)
+    if size < 5e-7:
+        return "0 ms" if size == 0 else "<0.000001 ms"
+    digits = 3 if size >= 0.1 else 2
+    decimals = min(6, max(0, digits - 1 - math.floor(math.log10(size))))
+    if decimals and round(size, decimals) >= 10.0 ** (digits - decimals):
+        decimals -= 1  # 99.96 reads 100, not 100.0
+    return f"{ms:,.{decimals}f} ms"

@@ -7,6 +7,7 @@ import math
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
 
+from xocview.model.analyses.profile import format_ms
 from xocview.ui.canvas.heat import LEVELS, HeatLevels, heat_colour
 from xocview.ui.canvas.style import Style
 
@@ -21,11 +22,11 @@ _BAR_W, _BAR_H, _PAD = 180.0, 10.0, 8.0
 
 
 def format_value(value: float, mode: str) -> str:
-    """A legend or table value: milliseconds with 3 significant digits, counts with K/M/G."""
+    """A legend or table value: milliseconds as the Profile dock shows them, counts with K/M/G."""
     if not math.isfinite(value):
         return "-"
     if mode == "time":
-        return f"{value:.3g} ms"
+        return format_ms(value)
     for unit, size in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if abs(value) >= size:
             return f"{value / size:.3g}{unit}"

@@ -6,7 +6,6 @@ live tensors, and the run's outputs with their shapes and statistics.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import numpy as np
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import shorten
 from xocview.executor import RunResult
+from xocview.model.analyses.profile import format_ms
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 
@@ -33,24 +33,6 @@ __all__ = ["OpBars", "ProfilePanel", "format_ms"]
 
 TOP_NODES = 50
 TOP_OPS = 12
-
-
-def format_ms(ms: float) -> str:
-    """A time in milliseconds as a person reads it: ``2,514 ms``, ``12.5 ms``, ``0.031 ms``.
-
-    Three significant digits from 0.1 ms up (whole milliseconds with thousands separators from
-    100 ms), two below it, never an exponent, at most six decimals.
-    """
-    if not math.isfinite(ms):
-        return "-"
-    size = abs(ms)
-    if size < 5e-7:
-        return "0 ms" if size == 0 else "<0.000001 ms"
-    digits = 3 if size >= 0.1 else 2
-    decimals = min(6, max(0, digits - 1 - math.floor(math.log10(size))))
-    if decimals and round(size, decimals) >= 10.0 ** (digits - decimals):
-        decimals -= 1  # 99.96 reads 100, not 100.0
-    return f"{ms:,.{decimals}f} ms"
 
 
 class OpBars(QWidget):
