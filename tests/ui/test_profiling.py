@@ -15,7 +15,7 @@ from tests.conftest import REPO, corpus_path
 from tests.ui.test_viewer import click_item, item_of
 from xocview.formats import load, save
 from xocview.model import Graph, Node, Tensor
-from xocview.model.analyses.profile import node_times_ms
+from xocview.model.analyses.profile import format_ms, node_times_ms
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.run_dialog import RunDialog, RunOptions
 
@@ -77,7 +77,7 @@ def test_a_run_records_times_colours_by_time_and_fills_the_profile(
     assert "peak memory" in panel.summary.text()
     doc.select_node(block)  # the inspector tells a node's time, a group's as a sum
     rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
-    assert rows and rows[0].text(1) == f"{times[block]:.3f} ms (sum of its leaves)"
+    assert rows and rows[0].text(1) == f"{format_ms(times[block])} (sum of its leaves)"
     window.undo_group.undo()  # the recorded times are one undo step
     assert not np.isfinite(node_times_ms(g)).any()
 
