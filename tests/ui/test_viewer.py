@@ -84,6 +84,8 @@ def test_clicking_a_tensor_shows_shape_dtype_and_size(qtbot, window) -> None:  #
 
 
 def test_collapse_and_expand_keep_the_others_in_order(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.menus.weights.trigger()  # weights as nodes: more boxes whose order must hold
+    assert window.menus.weights.isChecked()
     view = open_file(qtbot, window, SAMPLES / "tiny_transformer.json")
     doc = view.doc
     assert "layer0" in doc.expanded  # small graphs open fully expanded

@@ -182,7 +182,7 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> QAction:
         "Ctrl+Shift+W",
         checkable=True,
     )
-    weights.setChecked(True)
+    weights.setChecked(False)  # weights folded into their consumers, as Netron draws them
     v.addSeparator()
     themes = QActionGroup(window)
     for name, key in (

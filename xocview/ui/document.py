@@ -21,7 +21,7 @@ from xocview.ui.canvas.heat import HeatLevels, heat_levels
 
 __all__ = ["Document", "initial_expanded"]
 
-_START_EXPANDED_BELOW = 400  # graphs with fewer leaves open with every group expanded
+FIRST_VIEW_BOXES = 300  # the first view opens groups while at most this many boxes show
 ASYNC_FROM_ITEMS = 1000  # drawings with this many boxes relayout off the GUI thread
 
 
@@ -61,11 +61,34 @@ class RelayoutJob(QRunnable):
 
 
 def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
-    """Groups open at first sight: all of them for a small graph, none for a large one."""
-    leaves = int((~h.is_group).sum())
-    if leaves >= _START_EXPANDED_BELOW:
+    """Groups open at first sight: from the top down, a level at a time, while the boxes fit.
+
+    A level of groups opens when the visible node boxes stay within ``FIRST_VIEW_BOXES`` after
+    it (a level opens whole or not at all, so that repeated blocks look alike); a group that is
+    the only box on screen always opens, and so does a group whose opening adds no box (a
+    single-child chain), so the first view is never one lonely box. The count follows
+    ``visible_graph``: an expanded group becomes a frame, or stays a box when it has inputs or
+    outputs of its own (If, Loop).
+    """
+    n = len(graph.nodes)
+    if not h.is_group.any():
         return set()
-    return {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
+    index = graph.index
+    has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
+    order = np.argsort(h.parent, kind="stable")
+    ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
+    kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
+    count = len(kids[0])
+    expanded: set[str] = set()
+    level = [int(g) for g in kids[0] if h.is_group[g]]
+    while level:
+        grows = {g: len(kids[g + 1]) - (0 if has_io[g] else 1) for g in level}
+        if count > 1 and count + sum(grows.values()) > FIRST_VIEW_BOXES:
+            level = [g for g in level if grows[g] <= 0]  # a whole level or only its chains
+        expanded.update(graph.nodes[g].id for g in level)
+        count += sum(grows[g] for g in level)
+        level = [int(c) for g in level for c in kids[g + 1] if h.is_group[c]]
+    return expanded
 
 
 class Document(QObject):
@@ -92,7 +115,7 @@ class Document(QObject):
         self.format = fmt
         self.hierarchy = Hierarchy(graph)
         self.direction = "TB"
-        self.show_weights = True
+        self.show_weights = False  # weights folded into their consumers (View > Weights as Nodes)
         self.expanded: set[str] = (
             expanded if expanded is not None else initial_expanded(graph, self.hierarchy)
         )

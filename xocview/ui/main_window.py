@@ -175,6 +175,10 @@ class MainWindow(QMainWindow):
         fmt: str = "",
     ) -> GraphView:
         doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
+        # View > Weights as Nodes decides for every new tab (off: weights folded into boxes)
+        doc.show_weights = self.menus.weights.isChecked()
+        if doc.drawing.weights_as_nodes != doc.show_weights:
+            doc.relayout(keep_order=False)
         view = GraphView(doc, self, self.theme_name)
         view.refused.connect(lambda message: self.report(message, "Edit refused"))
         doc.failed.connect(lambda message: self.report(message, "Cannot lay out the graph"))
@@ -184,7 +188,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.addTab(view, doc.title)
         self.tabs.setTabToolTip(index, str(path) if path else doc.title)
         self.tabs.setCurrentIndex(index)
-        view.fit()
+        view.first_view()
         view.setFocus()  # the canvas keys (0, F, arrows) work without a click first
         return view
 

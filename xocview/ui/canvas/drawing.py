@@ -1,7 +1,8 @@
 """What the canvas paints, as arrays: boxes, labels, edge polylines and group frames.
 
 Built from the model's visible graph and the layout; no Qt here, so that building a drawing
-for 50k nodes is numpy work and the painter only reads arrays.
+for 50k nodes is numpy work and the painter only reads arrays. Weights are folded into the
+boxes of the nodes that read them (one row each, ``W 64x3x7x7``) unless drawn as nodes.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout import layout
-from xocview.model import Graph, Hierarchy, Node, visible_graph
+from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
+from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
 
-__all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide"]
+__all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
 
 CHAR_W = 7.8  # average width of a bold title character at the base font size
 NODE_H = 34.0
@@ -24,6 +26,8 @@ NODE_H_DETAIL = 46.0
 TENSOR_H = 24.0
 TENSOR_H_DETAIL = 34.0
 MIN_W = 72.0
+ROW_H = 15.0  # one folded weight's row (role and shape) below a node's title and detail
+ROW_CHAR_W = 6.4  # average width of a row character (the detail font)
 PAD = 20.0
 FRAME_TITLE = 16.0
 # Labels longer than this are cut with an ellipsis before boxes are sized: a file may name a
@@ -32,6 +36,9 @@ LABEL_CHARS = 48
 ELLIPSIS = "\u2026"
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
+# Operators that only make a constant: folded with the weights when all they read are weights
+# (the ONNX "light" models make every weight with ConstantOfShape from a shape initializer).
+CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape"})
 
 
 @dataclass
@@ -59,6 +66,9 @@ class Drawing:
     width: float = 0.0
     height: float = 0.0
     edge_box: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    # the weights folded into each box, one "role shape" text per row (empty when drawn as nodes)
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    weights_as_nodes: bool = False
     # what the painter builds once per drawing (its own objects, opaque here)
     paint_cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
@@ -94,20 +104,26 @@ def build_drawing(
     expanded: Collection[str] = (),
     *,
     direction: str = "TB",
-    show_weights: bool = True,
+    show_weights: bool = False,
     order_hint: dict[str, float] | None = None,
     categories: Callable[[str], str] = opfacts.category,
     details: Callable[[Node], str] = opfacts.key_attributes,
 ) -> Drawing:
     """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
 
-    ``order_hint`` maps item keys (node or tensor ids) to their previous x so that a relayout
-    keeps the picture; ``categories`` gives an op type's category (for colours) and
-    ``details`` a node's key-attribute text (``3x3 /2``).
+    With ``show_weights`` weight tensors get boxes of their own; without (the default, as
+    Netron draws) each leaf node lists the weights it reads as rows of its box (a weight read
+    by several nodes in each of them), and constant-making nodes that read only weights are
+    folded too. ``order_hint`` maps item keys (node or tensor ids) to their previous x so that
+    a relayout keeps the picture; ``categories`` gives an op type's category (for colours)
+    and ``details`` a node's key-attribute text (``3x3 /2``).
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
     h = Hierarchy(graph)
+    folded = np.zeros(len(graph.tensors), dtype=bool)
+    if not show_weights:
+        vis, folded = _fold_constants(graph, vis, h.is_group)
     nn, nt = len(vis.node_items), len(vis.tensor_items)
     n = nn + nt
     title: list[str] = []
@@ -133,18 +149,25 @@ def build_drawing(
         detail.append(elide(shape_text(ten)))
         cat.append(ten.kind)
     kind[nn:] = KIND_TENSOR
+    rows: list[tuple[str, ...]] = (
+        [()] * n
+        if show_weights
+        else weight_rows(graph, vis.node_items, h.is_group, folded) + [()] * nt
+    )
     lengths = np.fromiter(
         (max(len(a), len(b) * 0.85) for a, b in zip(title, detail, strict=True)),
         dtype=np.float64,
         count=n,
     )
-    w = np.maximum(MIN_W, lengths * CHAR_W + PAD)
+    row_chars = np.fromiter((max(map(len, r), default=0) for r in rows), dtype=np.float64, count=n)
+    w = np.maximum(MIN_W, np.maximum(lengths * CHAR_W, row_chars * ROW_CHAR_W) + PAD)
     has_detail = np.fromiter((bool(d) for d in detail), dtype=bool, count=n)
+    n_rows = np.fromiter((len(r) for r in rows), dtype=np.float64, count=n)
     hh = np.where(
         kind == KIND_TENSOR,
         np.where(has_detail, TENSOR_H_DETAIL, TENSOR_H),
         np.where(has_detail, NODE_H_DETAIL, NODE_H),
-    )
+    ) + np.where(n_rows > 0, n_rows * ROW_H + 4.0, 0.0)
     keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
     keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
     hint = None
@@ -196,10 +219,80 @@ def build_drawing(
         [[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in res.points]
     ).reshape(-1, 4)
     d.keys = keys
+    d.rows = rows
+    d.weights_as_nodes = show_weights
     d.frames = [(g, o) for g, o in zip(frames, res.outlines, strict=True) if len(o)]
     d.frames.sort(key=lambda f: int(h.depth[f[0]]))  # outermost first, painted first
     d.frame_titles = [_frame_title(graph, g) for g, _ in d.frames]
     return d
+
+
+def _fold_constants(
+    graph: Graph, vis: VisibleGraph, is_group: np.ndarray
+) -> tuple[VisibleGraph, np.ndarray]:
+    """``vis`` without the boxes of constant-making nodes that read only weights, and which
+    tensors are folded (weights, and what those nodes make); their edges go with them."""
+    tensors, nodes = graph.tensors, graph.nodes
+    folded = np.fromiter((t.kind == "weight" for t in tensors), dtype=bool, count=len(tensors))
+    nn = len(vis.node_items)
+    drop = np.zeros(vis.num_items, dtype=bool)
+    for k, i in enumerate(vis.node_items.tolist()):
+        node = nodes[i]
+        if (
+            node.op_type in CONSTANT_OPS
+            and not is_group[i]
+            and all(folded[t] for t in node.inputs)
+            and all(tensors[t].kind == "activation" for t in node.outputs)
+        ):
+            drop[k] = True
+            folded[node.outputs] = True
+    if not drop.any():
+        return vis, folded
+    keep = np.flatnonzero(~drop)
+    new = np.full(vis.num_items, -1, dtype=np.int64)
+    new[keep] = np.arange(len(keep))
+    ok = ~drop[vis.edge_src] & ~drop[vis.edge_dst]
+    return VisibleGraph(
+        node_items=vis.node_items[~drop[:nn]],
+        tensor_items=vis.tensor_items,
+        edge_src=new[vis.edge_src[ok]],
+        edge_dst=new[vis.edge_dst[ok]],
+        edge_tensor=vis.edge_tensor[ok],
+        item_of_node=np.where(vis.item_of_node >= 0, new[np.maximum(vis.item_of_node, 0)], -1),
+        frame_of_item=vis.frame_of_item[keep],
+        frames=vis.frames,
+    ), folded
+
+
+def weight_rows(
+    graph: Graph, node_items: np.ndarray, is_group: np.ndarray, folded: np.ndarray
+) -> list[tuple[str, ...]]:
+    """For each item node, one ``role shape`` text per folded tensor it reads (``folded``:
+    per tensor; weights and made constants), in input order.
+
+    The role is the input's formal name in the operator's ONNX schema (``W``, ``B``), else its
+    input position (``in2``); a collapsed group lists none, so that a group never draws its
+    weights one by one.
+    """
+    out: list[tuple[str, ...]] = []
+    tensors = graph.tensors
+    for i in node_items.tolist():
+        node = graph.nodes[i]
+        weights = [k for k, t in enumerate(node.inputs) if folded[t]]
+        if is_group[i] or not weights:
+            out.append(())
+            continue
+        schema = node_doc(graph, i)
+        names = [""] * len(node.inputs)
+        if schema is not None:
+            names = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
+        out.append(
+            tuple(
+                elide(f"{names[k] or f'in{k}'} {shape_text(tensors[node.inputs[k]])}")
+                for k in weights
+            )
+        )
+    return out
 
 
 def elide(text: str, limit: int = LABEL_CHARS) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPolygonF
 
-from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, Drawing
+from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, ROW_H, Drawing
 from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.style import Style
 
@@ -268,6 +268,9 @@ def _boxes(
     white = light_text() if heat is not None else None
     for i in items.tolist():
         r = _rect(d, i)
+        rows = d.rows[i] if d.rows else ()
+        if rows:  # title and detail keep the top of the box; the weight rows fill the rest
+            r.setHeight(r.height() - len(rows) * ROW_H - 4.0)
         if white is not None and levels is not None:
             level = int(levels[i])
             if level < 0:
@@ -289,10 +292,26 @@ def _boxes(
             painter.drawText(
                 QRectF(r.right() - 16, r.top() + 2, 14, 14), Qt.AlignmentFlag.AlignCenter, "+"
             )
+        if rows and detail:
+            _rows(painter, d, i, r, style)
+
+
+def _rows(painter: QPainter, d: Drawing, i: int, r: QRectF, style: Style) -> None:
+    """Item ``i``'s folded weights below its title rectangle ``r``, one elided row each."""
+    painter.setFont(style.detail_font)
+    pen = painter.pen()
+    painter.setPen(style.border)
+    painter.drawLine(QPointF(r.left() + 1, r.bottom()), QPointF(r.right() - 1, r.bottom()))
+    painter.setPen(pen)
+    for k in range(len(d.rows[i])):
+        row = QRectF(r.left() + 6, r.bottom() + 2 + k * ROW_H, r.width() - 12, ROW_H)
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(row, flags, _fit(painter, d, i, 2 + k, r))
 
 
 def _fit(painter: QPainter, d: Drawing, i: int, line: int, r: QRectF) -> str:
-    """Item ``i``'s title (line 0) or detail (line 1) elided to its box in the painter's font.
+    """Item ``i``'s title (line 0), detail (line 1) or weight row (line 2 on) elided to its box
+    in the painter's font.
 
     Boxes are sized from character counts, and wide glyphs can still overflow them; the elided
     text is made once per drawing and line.
@@ -301,8 +320,8 @@ def _fit(painter: QPainter, d: Drawing, i: int, line: int, r: QRectF) -> str:
     key = (i, line)
     text = fitted.get(key)
     if text is None:
-        full = d.title[i] if line == 0 else d.detail[i]
-        width = max(int(r.width()) - 8, 8)
+        full = d.title[i] if line == 0 else d.detail[i] if line == 1 else d.rows[i][line - 2]
+        width = max(int(r.width()) - (8 if line < 2 else 12), 8)
         text = fitted[key] = painter.fontMetrics().elidedText(
             full, Qt.TextElideMode.ElideRight, width
         )

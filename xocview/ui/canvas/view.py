@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QPainter,
+    QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu, QWidget
@@ -26,6 +27,7 @@ from xocview.model import edits
 from xocview.ui.canvas.drawing import KIND_GROUP
 from xocview.ui.canvas.hit import hit_test
 from xocview.ui.canvas.legend import paint_legend
+from xocview.ui.canvas.minimap import Minimap
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, render_overview
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import theme
@@ -35,6 +37,7 @@ from xocview.ui.document import Document
 __all__ = ["GraphView"]
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
+LEGIBLE_SCALE = 0.6  # below this zoom box labels cannot be read: the first view is not fit
 RENAME_CHARS = 32767  # what a QLineEdit holds
 
 
@@ -67,6 +70,12 @@ class GraphView(QGraphicsView):
         self._pending_anchor: tuple[int, QPointF | None] | None = None
         self._sync_scene_rect()
         self._press: QPointF | None = None
+        self._first_view_pending = False
+        doc.failed.connect(self._drop_first_view)
+        self.minimap = Minimap(self)
+        self.horizontalScrollBar().valueChanged.connect(self._follow_minimap)
+        self.verticalScrollBar().valueChanged.connect(self._follow_minimap)
+        self._follow_minimap()
 
     # -- painting -------------------------------------------------------------------------
 
@@ -116,6 +125,7 @@ class GraphView(QGraphicsView):
                     )
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
+        self._follow_minimap()
         heat = self.doc.heat()
         if heat is None:
             return
@@ -159,7 +169,24 @@ class GraphView(QGraphicsView):
     def _on_drawing(self) -> None:
         self._sync_scene_rect()
         self._keep_anchor()
+        if self._first_view_pending:
+            self.first_view()
         self.viewport().update()
+        self._follow_minimap()
+
+    def _follow_minimap(self) -> None:
+        """Show the minimap while part of the drawing is off screen, and repaint it."""
+        d = self.doc.drawing
+        seen = self.mapToScene(self.viewport().rect()).boundingRect()
+        whole = seen.contains(QRectF(0, 0, d.width, d.height))
+        if not whole:
+            self.minimap.place()
+        self.minimap.setVisible(not whole)
+        self.minimap.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._follow_minimap()
 
     # -- zoom and pan ---------------------------------------------------------------------
 
@@ -175,6 +202,36 @@ class GraphView(QGraphicsView):
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         if self.scale_factor > 1.0:
             self.zoom_to(1.0)
+
+    def first_view(self) -> None:
+        """Fit a graph that is legible at fit; else open at a legible zoom on its inputs.
+
+        The inputs are the top of the layout (its left in left-to-right mode); the minimap
+        reaches the rest. While a relayout runs in a worker, it waits for the new drawing.
+        """
+        self._first_view_pending = self.doc.busy
+        self.fit()
+        if self.scale_factor >= LEGIBLE_SCALE:
+            return
+        d = self.doc.drawing
+        if d.count == 0:
+            return
+        self.zoom_to(1.0)
+        port = self.viewport().rect()
+        half_w = port.width() / 2 / self.scale_factor
+        half_h = port.height() / 2 / self.scale_factor
+        if self.doc.direction == "LR":
+            first = d.x - d.w / 2 <= float((d.x - d.w / 2).min()) + 1.0
+            y = float(d.y[first].mean()) if first.any() else d.height / 2
+            self.centerOn(QPointF(-_MARGIN + half_w, y))
+        else:
+            first = d.y - d.h / 2 <= float((d.y - d.h / 2).min()) + 1.0
+            x = float(d.x[first].mean()) if first.any() else d.width / 2
+            self.centerOn(QPointF(x, -_MARGIN + half_h))
+        self._follow_minimap()
+
+    def _drop_first_view(self) -> None:
+        self._first_view_pending = False  # the relayout failed: the old picture stays
 
     def focus_selection(self) -> None:
         item = self.doc.selected_item()

@@ -1,0 +1,123 @@
+"""The first view of a graph: which groups open, the zoom and place it opens at, the minimap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QImage
+
+from tests.conftest import REPO
+from tests.perf.onnx_models import transformer_like
+from xocview.formats import load
+from xocview.model import Graph, Hierarchy, visible_graph
+from xocview.ui.canvas.view import LEGIBLE_SCALE, GraphView
+from xocview.ui.document import initial_expanded
+from xocview.ui.headless import render_file
+
+SAMPLES = REPO / "sample_graphs"
+
+
+def torch_like(tmp_path: Path, num_nodes: int = 400) -> Path:
+    """Blocks named by scope, as torch exports them: the ONNX reader makes scope groups."""
+    path = tmp_path / "torch_like.onnx"
+    onnx.save(transformer_like(num_nodes), path)
+    return path
+
+
+def boxes(graph: Graph, expanded: set[str]) -> int:
+    return len(visible_graph(graph, expanded, tensor_kinds=()).node_items)
+
+
+def test_a_torch_export_opens_at_a_readable_level(tmp_path: Path) -> None:
+    graph = load(torch_like(tmp_path))
+    h = Hierarchy(graph)
+    assert h.is_group.any()
+    leaves = int((~h.is_group).sum())
+    assert boxes(graph, set()) < 100 < leaves  # all closed: too few; all open: too many
+    expanded = initial_expanded(graph, h)
+    assert 10 <= boxes(graph, expanded) <= 400
+    # whole levels open: every block shows the same way
+    layers = [g for g in range(len(graph.nodes)) if h.is_group[g] and h.depth[g] == 0]
+    assert all(graph.nodes[g].id in expanded for g in layers)
+
+
+def test_one_group_around_everything_is_opened(tmp_path: Path) -> None:
+    graph = load(torch_like(tmp_path, 40))
+    from xocview.model import edits  # one group holding every top-level node
+
+    top = [n.id for n, p in zip(graph.nodes, Hierarchy(graph).parent, strict=True) if p < 0]
+    edits.group_nodes(graph, top)
+    h = Hierarchy(graph)
+    assert int((h.parent < 0).sum()) == 1
+    assert boxes(graph, initial_expanded(graph, h)) > 1
+
+
+def test_a_flat_graph_shows_every_node() -> None:
+    graph = load(SAMPLES / "simple_model.json")
+    h = Hierarchy(graph)
+    assert not h.is_group.any()
+    assert boxes(graph, initial_expanded(graph, h)) == len(graph.nodes)
+
+
+def test_a_small_grouped_graph_opens_fully() -> None:
+    graph = load(SAMPLES / "tiny_transformer.json")
+    h = Hierarchy(graph)
+    groups = {graph.nodes[g].id for g in range(len(graph.nodes)) if h.is_group[g]}
+    assert groups and initial_expanded(graph, h) == groups
+
+
+@pytest.mark.xfail(
+    reason="the torch-like model is one chain of 40 blocks: top to bottom it stays a column "
+    "(254x19554 at the first view's level, 90x3958 with every block closed and no weight "
+    "pills); the aspect needs the layout to wrap a long chain, not a different expansion",
+    strict=True,
+)
+def test_render_of_a_torch_export_is_not_a_line(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "first.png"
+    render_file(torch_like(tmp_path), target)
+    image = QImage(str(target))
+    assert 1 / 6 <= image.width() / image.height() <= 6
+
+
+def test_a_big_graph_opens_legible_on_its_inputs(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.add_document(load(torch_like(tmp_path)), None)
+    assert view.scale_factor == pytest.approx(1.0)
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    d = view.doc.drawing
+    assert seen.top() <= float((d.y - d.h / 2).min())  # the top row (the inputs) is on screen
+    assert seen.height() < d.height / 2
+    assert view.minimap.isVisible()
+
+
+def test_a_small_graph_opens_at_fit(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    view = window.add_document(load(SAMPLES / "simple_model.json"), None)
+    assert view.scale_factor >= LEGIBLE_SCALE
+    d = view.doc.drawing
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert seen.contains(QPointF(0, 0)) and seen.contains(QPointF(d.width, d.height))
+    assert not view.minimap.isVisible()
+
+
+def test_a_click_in_the_minimap_moves_the_view(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view: GraphView = window.add_document(load(torch_like(tmp_path)), None)
+    minimap = view.minimap
+    assert minimap.isVisible() and minimap.height() > 20
+
+    def centre_y() -> float:
+        return view.mapToScene(view.viewport().rect().center()).y()
+
+    before = centre_y()
+    qtbot.mouseClick(
+        minimap,
+        Qt.MouseButton.LeftButton,
+        pos=QPoint(minimap.width() // 2, minimap.height() * 3 // 4),
+    )
+    assert centre_y() > before + view.viewport().height()
+    after = centre_y()
+    qtbot.mousePress(minimap, Qt.MouseButton.LeftButton, pos=QPoint(minimap.width() // 2, 6))
+    qtbot.mouseMove(minimap, QPoint(minimap.width() // 2, minimap.height() // 4))
+    qtbot.mouseRelease(minimap, Qt.MouseButton.LeftButton, pos=QPoint(minimap.width() // 2, 6))
+    assert centre_y() < after
