@@ -44,3 +44,9 @@ def test_node_doc_reads_the_graphs_opset_and_the_nodes_domain() -> None:
     assert doc is not None and doc.since_version == 6
     g.nodes[1] = node("n1", "Relu", [2], [3], domain="com.example")
     assert node_doc(g, 1) is None
+
+
+def test_a_damaged_opset_version_gives_the_newest_schema_not_a_crash() -> None:
+    doc = op_doc("Conv", "", 2**62)
+    assert doc is not None and doc.op_type == "Conv"
+    assert op_doc("Conv", "", -(2**40)) is None

@@ -67,12 +67,14 @@ def op_doc(op_type: str, domain: str = "", opset: int | None = None) -> OpDoc | 
     import onnx.defs
 
     onnx_domain = "" if domain in ("", "ai.onnx") else domain
+    if opset is not None:
+        opset = min(opset, 2**31 - 1)  # a damaged file's version: onnx takes an int32
     try:
         if opset is None:
             schema = onnx.defs.get_schema(op_type, onnx_domain)
         else:
             schema = onnx.defs.get_schema(op_type, opset, onnx_domain)
-    except onnx.defs.SchemaError:
+    except (onnx.defs.SchemaError, TypeError, ValueError):
         return None
     return OpDoc(
         op_type,
