@@ -20,6 +20,8 @@ from xocview.model import Graph, Node, Tensor
         ("Conv", {"group": "two"}, "attribute 'group' is 'two'; expected an integer"),
         ("LeakyRelu", {"alpha": [1]}, "expected a number"),
         ("Conv", {"auto_pad": 3}, "expected a string"),
+        ("Conv", {"group": 10**30}, "expected an integer of int64 range"),
+        ("MaxPool", {"kernel_shape": [2, 2**70]}, "expected a list of integers of int64 range"),
     ],
 )
 def test_a_wrong_type_names_the_attribute_and_what_was_expected(

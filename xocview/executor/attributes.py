@@ -44,7 +44,8 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer))
+    """An integer that fits ONNX's int64 (a damaged file's 10**30 does not)."""
+    return isinstance(v, np.integer) or (isinstance(v, int) and -(2**63) <= v < 2**63)
 
 
 def _is_number(v: Any) -> bool:
@@ -62,10 +63,10 @@ _FITS: dict[str, Any] = {
     "TENSOR": lambda v: isinstance(v, dict) and "tensor" in v,
 }
 _WORDS = {
-    "INT": "an integer",
+    "INT": "an integer of int64 range",
     "FLOAT": "a number",
     "STRING": "a string",
-    "INTS": "a list of integers",
+    "INTS": "a list of integers of int64 range",
     "FLOATS": "a list of numbers",
     "STRINGS": "a list of strings",
     "TENSOR": "a tensor",
