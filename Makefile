@@ -51,6 +51,7 @@ perf: $(STAMP)
 	$(BIN)/python tests/perf/layout_vs_dot.py
 	$(BIN)/python tests/perf/viewer.py
 	$(BIN)/python tests/perf/executor.py
+	$(BIN)/python tests/perf/first_view.py
 
 # A standalone folder, dist/xocview/ (xocview, xocview-cli and their libraries); on macOS also
 # dist/xocview.app. The slow test in tests/test_packaging.py builds the same spec.
