@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -73,21 +75,36 @@ _WORDS = {
 }
 
 
+@cache
+def _checks(op_type: str) -> dict[str, tuple[tuple[Callable[[Any], bool], ...], str]]:
+    """Per attribute of ``op_type`` whose ONNX types have a JSON form: the tests a value may
+    pass and the words for what was expected. Made once per op type."""
+    types = attribute_types(op_type) or {}
+    return {
+        name: (
+            tuple(_FITS[k] for k in sorted(kinds)),
+            " or ".join(sorted(_WORDS[k] for k in kinds)),
+        )
+        for name, kinds in types.items()
+        if kinds <= _FITS.keys()  # graph, sparse and type values: the kernel decides
+    }
+
+
 def check_attribute_types(node: Node) -> None:
     """ValueError naming the first attribute whose value has the wrong ONNX type.
 
     A damaged file's ``strides: {"k": 1}`` would otherwise reach the kernel and fail there with
     a Python message (``int() argument must be ...``) instead of saying what was expected.
     """
-    types = attribute_types(node.op_type)
-    if types is None:
+    checks = _checks(node.op_type)
+    if not checks:
         return
     for name, value in node.attributes.items():
-        kinds = types.get(name)
-        if kinds is None or not kinds <= _FITS.keys():
-            continue  # not the schema's, or a graph/sparse/type value: the kernel decides
-        if not any(_FITS[k](value) for k in kinds):
-            wanted = " or ".join(sorted(_WORDS[k] for k in kinds))
+        check = checks.get(name)
+        if check is None:
+            continue  # not the schema's: the kernel's keywords decide
+        fits, wanted = check
+        if not any(fit(value) for fit in fits):
             raise ValueError(f"attribute {name!r} is {shorten(repr(value), 40)}; expected {wanted}")
 
 

@@ -7,7 +7,6 @@ there, keeping the timings of the nodes before it.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,17 +139,11 @@ def _check_arity(kernel: Kernel, given: int) -> None:
 def _check_present(kernel: Kernel, ins: list[int | None]) -> None:
     """An input the op requires may not be left out (an empty name, a dropped reference):
     said here rather than as the kernel's AttributeError on None."""
-    P = inspect.Parameter
-    positional = [
-        p for p in kernel.params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
-    ]
-    variadic = any(p.kind is P.VAR_POSITIONAL for p in kernel.params)
+    if None not in ins:
+        return
+    optional = kernel.optional_inputs
     for k, t in enumerate(ins):
-        if t is not None:
-            continue
-        if k < len(positional) and positional[k].default is not P.empty:
-            continue  # an optional input, which the kernel takes as None
-        if k < len(positional) or variadic:
+        if t is None and (not optional[k] if k < len(optional) else kernel.variadic):
             raise ValueError(
                 f"input {k} of op {kernel.op_type!r} is required, but the node leaves it out"
             )
@@ -159,19 +152,18 @@ def _check_present(kernel: Kernel, ins: list[int | None]) -> None:
 def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
     """An attribute the op's kernel does not know (a damaged name), or one it cannot do
     without, is refused by name rather than as the kernel call's TypeError."""
-    P = inspect.Parameter
-    for p in kernel.params:
-        required = p.kind is P.KEYWORD_ONLY and p.default is P.empty
-        if required and p.name != "num_outputs" and p.name not in kwargs:
-            raise ValueError(f"op {kernel.op_type!r} needs attribute {p.name!r}; it is missing")
-    if any(p.kind is P.VAR_KEYWORD for p in kernel.params):
+    for name in kernel.required_attributes:
+        if name not in kwargs:
+            raise ValueError(f"op {kernel.op_type!r} needs attribute {name!r}; it is missing")
+    keywords = kernel.keywords
+    if keywords is None:
         return
-    known = {p.name for p in kernel.params if p.kind in (P.KEYWORD_ONLY, P.POSITIONAL_OR_KEYWORD)}
     for name in kwargs:
-        if name not in known:
-            names = ", ".join(sorted(k for k in known if k != "num_outputs")) or "none"
+        if name not in keywords and name not in kernel.positional_names:
+            known = sorted({*keywords, *kernel.positional_names} - {"num_outputs"})
             raise ValueError(
-                f"attribute {name!r} is not one op {kernel.op_type!r} takes; expected {names}"
+                f"attribute {name!r} is not one op {kernel.op_type!r} takes; expected "
+                + (", ".join(known) or "none")
             )
 
 

@@ -48,42 +48,64 @@ class Kernel:
         return list(inspect.signature(self.fn).parameters.values())
 
     @functools.cached_property
+    def optional_inputs(self) -> tuple[bool, ...]:
+        """Per positional parameter, whether it has a default (an optional input)."""
+        P = inspect.Parameter
+        positional = (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+        return tuple(p.default is not P.empty for p in self.params if p.kind in positional)
+
+    @functools.cached_property
+    def variadic(self) -> bool:
+        """Whether the kernel takes any number of inputs (``*xs``)."""
+        return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in self.params)
+
+    @functools.cached_property
+    def keywords(self) -> dict[str, bool] | None:
+        """Keyword-only parameter -> whether it is required; None when ``**kwargs`` takes any."""
+        P = inspect.Parameter
+        if any(p.kind is P.VAR_KEYWORD for p in self.params):
+            return None
+        return {p.name: p.default is P.empty for p in self.params if p.kind is P.KEYWORD_ONLY}
+
+    @functools.cached_property
+    def positional_names(self) -> frozenset[str]:
+        """Names of the parameters an input may also be passed to by keyword."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        return frozenset(p.name for p in self.params if p.kind is kind)
+
+    @functools.cached_property
+    def required_attributes(self) -> tuple[str, ...]:
+        """Keyword-only parameters without a default, ``num_outputs`` (the runtime's) aside."""
+        P = inspect.Parameter
+        return tuple(
+            p.name
+            for p in self.params
+            if p.kind is P.KEYWORD_ONLY and p.default is P.empty and p.name != "num_outputs"
+        )
+
+    @functools.cached_property
     def max_inputs(self) -> int | None:
         """How many inputs the kernel takes at most (None: any number)."""
-        P = inspect.Parameter
-        params = self.params
-        if any(p.kind is P.VAR_POSITIONAL for p in params):
-            return None
-        return sum(p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) for p in params)
+        return None if self.variadic else len(self.optional_inputs)
 
     @functools.cached_property
     def min_inputs(self) -> int:
         """How many inputs the kernel needs at least (those without a default)."""
-        P = inspect.Parameter
-        params = self.params
-        return sum(
-            p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.default is P.empty
-            for p in params
-        )
+        return self.optional_inputs.count(False)
 
     def accepts(self, num_inputs: int, attributes: Iterable[str]) -> bool:
         """Whether a node with this many inputs and these attributes fits the signature:
         inputs bind positionally, attributes only to keyword-only parameters."""
-        P = inspect.Parameter
-        params = self.params
-        positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
-        keywords = {p.name: p for p in params if p.kind is P.KEYWORD_ONLY}
-        var_args = any(p.kind is P.VAR_POSITIONAL for p in params)
-        var_kwargs = any(p.kind is P.VAR_KEYWORD for p in params)
-        if num_inputs > len(positional) and not var_args:
+        optional = self.optional_inputs
+        if num_inputs > len(optional) and not self.variadic:
             return False
-        if any(p.default is P.empty for p in positional[num_inputs:]):
+        if not all(optional[num_inputs:]):
             return False
         names = set(attributes)
-        if not var_kwargs and not names <= set(keywords):
+        keywords = self.keywords
+        if keywords is not None and not names <= keywords.keys():
             return False
-        required = {n for n, p in keywords.items() if p.default is P.empty} - {"num_outputs"}
-        return required <= names
+        return set(self.required_attributes) <= names
 
 
 # op type -> versions sorted by ``since``
