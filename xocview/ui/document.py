@@ -98,6 +98,7 @@ class Document(QObject):
     selection_changed = Signal()
     model_changed = Signal()  # after an edit or its undo: panes re-read the graph
     dirty_changed = Signal(bool)
+    file_changed = Signal()  # the document's path and format (Save As)
     heat_changed = Signal()  # colouring mode, scale or values changed
     failed = Signal(str)  # a layout in the background failed: the one-line reason
 
@@ -155,9 +156,12 @@ class Document(QObject):
         Raises FormatError when the file cannot be written (the old file stays whole).
         """
         save(self.graph, path)
+        moved = path != self.path or self.format != "XOC JSON"
         self.path = path
         self.format = "XOC JSON"
         self.undo_stack.setClean()
+        if moved:
+            self.file_changed.emit()
 
     def after_edit(self) -> None:
         """The graph changed under an undo command: rebuild what derives from it; the selection

@@ -82,8 +82,4 @@ def save_document(
         if report:
             report(str(e))
         return False
-    # The document's path and format changed: the panes that follow its selection (the
-    # inspector's graph rows show File and Format) read them again. Document has no signal
-    # of its own for its file.
-    doc.selection_changed.emit()
     return True

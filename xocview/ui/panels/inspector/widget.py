@@ -88,6 +88,7 @@ class Inspector(QWidget):
         layout.addWidget(self.values_strip)
 
     def set_document(self, doc: Document | None) -> None:
+        follow(self.doc, doc, "file_changed", self.refresh)  # File and Format rows
         self.doc = follow(self.doc, doc, "selection_changed", self.refresh)
         self.refresh()
 
