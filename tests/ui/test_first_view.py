@@ -69,13 +69,8 @@ def test_a_small_grouped_graph_opens_fully() -> None:
     assert groups and initial_expanded(graph, h) == groups
 
 
-@pytest.mark.xfail(
-    reason="the torch-like model is one chain of 40 blocks: top to bottom it stays a column "
-    "(254x19554 at the first view's level, 90x3958 with every block closed and no weight "
-    "pills); the aspect needs the layout to wrap a long chain, not a different expansion",
-    strict=True,
-)
 def test_render_of_a_torch_export_is_not_a_line(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A chain of 40 blocks is wrapped into columns instead of drawn as a 1:20 strip."""
     target = tmp_path / "first.png"
     render_file(torch_like(tmp_path), target)
     image = QImage(str(target))

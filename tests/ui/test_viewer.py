@@ -208,8 +208,10 @@ def test_big_graphs_relayout_in_the_background(qtbot, window) -> None:  # type: 
     graph = Graph("chain", "chain", tensors, nodes, [0], [n])
     view = window.add_document(graph, None)
     doc = view.doc
-    assert doc.drawing.height > doc.drawing.width
+    d = doc.drawing  # the chain runs down (in columns: it is long)
+    assert d.y[1] > d.y[0] and d.x[1] == pytest.approx(d.x[0])
     doc.set_direction("LR")
     assert doc.busy  # the window keeps running while the worker lays out
     qtbot.waitUntil(lambda: not doc.busy, timeout=30000)
-    assert doc.drawing.width > doc.drawing.height
+    d = doc.drawing  # ... and now across
+    assert d.x[1] > d.x[0] and d.y[1] == pytest.approx(d.y[0])

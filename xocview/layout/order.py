@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from xocview.layout.clusters import Clusters, cluster_keys
 from xocview.layout.cross_count import count_crossings
 from xocview.layout.normalize import Layered
 from xocview.layout.transpose import Adjacency, transpose
@@ -50,7 +49,6 @@ class Layers:
             for r in range(self.count)
         ]
         self.seg_upper, self.seg_lower, self.seg_layer = su, sl, upper_rank
-        self.clusters: Clusters | None = None
         self._plans: dict[tuple[int, bool], _MedianPlan] = {}
 
     def plan(self, r: int, down: bool) -> _MedianPlan:
@@ -65,12 +63,9 @@ class Layers:
         return count_crossings(self.seg_upper, self.seg_lower, self.seg_layer, pos)
 
 
-def order_layers(
-    lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None, clusters: Clusters | None = None
-) -> np.ndarray:
-    """Positions within layers (see the module docstring); clusters stay contiguous."""
+def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
+    """Positions within layers (see the module docstring)."""
     layers = Layers(lg, comp)
-    layers.clusters = clusters
     pos = np.zeros(lg.num_nodes, dtype=_I)
     if layers.count == 0:
         return pos
@@ -78,11 +73,7 @@ def order_layers(
         return _hinted(lg, layers, hint)
     pos = _dfs_order(lg, layers)
     adjacency = Adjacency(lg.num_nodes, lg.seg_src, lg.seg_dst)
-    swap_group = _swap_groups(comp, clusters)
-    if clusters is not None:  # one sweep first, so that clusters are contiguous from the start
-        _sort_layer(layers, pos, 0, down=False)
-        for r in range(1, layers.count):
-            _sort_layer(layers, pos, r, down=True)
+    swap_group = comp  # nodes swap only with neighbours of their own component
     best, best_cross = pos.copy(), layers.crossings(pos)
     stale = 0
     for sweep in range(_MAX_SWEEPS):
@@ -202,30 +193,11 @@ def _sort_layer(layers: Layers, pos: np.ndarray, r: int, down: bool) -> None:
     if plan.none is not None:
         key[plan.none] = np.nan
         key = _fill_in_place(key, current)
-    cols = _keys(layers, members, key)
     if plan.comp is None:
-        order = np.lexsort((current, *cols[::-1]))
+        order = np.lexsort((current, key))
     else:
-        order = np.lexsort((current, *cols[::-1], plan.comp))
+        order = np.lexsort((current, key, plan.comp))
     pos[members[order]] = plan.slots
-
-
-def _keys(layers: Layers, members: np.ndarray, key: np.ndarray) -> list[np.ndarray]:
-    if layers.clusters is None:
-        return [key]
-    return cluster_keys(members, key, layers.clusters)
-
-
-def _swap_groups(comp: np.ndarray, clusters: Clusters | None) -> np.ndarray:
-    """Nodes may swap only with a neighbour of the same group: same component and innermost
-    cluster; border nodes never swap."""
-    if clusters is None:
-        return comp
-    inner = clusters.innermost()
-    group = comp * (int(inner.max()) + 2) + inner + 1
-    borders = np.flatnonzero(clusters.side != 0)
-    group[borders] = -1 - np.arange(len(borders))
-    return group
 
 
 def _fill_in_place(key: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -281,13 +253,6 @@ def _hinted(lg: Layered, layers: Layers, hint: np.ndarray) -> np.ndarray:
         key[missing] = np.where(
             cnt[rank[missing]] > 0, sums[rank[missing]] / np.maximum(cnt[rank[missing]], 1), 0.0
         )
-    if layers.clusters is not None:  # cluster keys are per layer
-        pos = np.zeros(lg.num_nodes, dtype=_I)
-        for members in layers.nodes:
-            cols = _keys(layers, members, key[members])
-            order = np.lexsort((members, *cols[::-1], layers.comp[members]))
-            pos[members[order]] = np.arange(len(members))
-        return pos
     order = np.lexsort((np.arange(lg.num_nodes), key, layers.comp, rank))
     starts = np.searchsorted(rank[order], np.arange(layers.count))
     pos = np.empty(lg.num_nodes, dtype=_I)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout.acyclic import feedback_edges
-from xocview.layout.clusters import BORDER_WIDTH, CLUSTER_PAD, Clusters, add_borders
 from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
@@ -16,6 +15,7 @@ from xocview.layout.order import Layers, order_layers
 from xocview.layout.position import balance, centered_layers, layer_y
 from xocview.layout.rank import assign_ranks
 from xocview.layout.route import route_edges
+from xocview.layout.wrap import plan_columns
 
 __all__ = ["LayoutResult", "layout"]
 
@@ -36,7 +36,7 @@ class LayoutResult:
     reversed: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
     crossings: int = 0
     timings: dict[str, float] = field(default_factory=dict, repr=False)
-    outlines: list[np.ndarray] = field(default_factory=list, repr=False)
+    outlines: list[np.ndarray] = field(default_factory=list, repr=False)  # nested layouts
 
 
 def layout(
@@ -50,14 +50,18 @@ def layout(
     order_hint: np.ndarray | None = None,
     node_sep: float = 24.0,
     rank_sep: float = 48.0,
-    clusters: tuple[np.ndarray, np.ndarray] | None = None,
+    pin_first: np.ndarray | None = None,
+    pin_last: np.ndarray | None = None,
+    wrap: tuple[float, float] | None = None,
 ) -> LayoutResult:
     """Lay out a directed graph in layers (Sugiyama): top-to-bottom ("TB") or left-to-right.
 
     ``order_hint``, one float per node (NaN for nodes it does not know), keeps the left-to-right
     order of a previous layout (pass its x) so that a relayout after collapse/expand stays
-    stable. ``clusters`` = (innermost cluster of each node or -1, parent of each cluster or -1)
-    keeps every cluster's nodes in one band; ``result.outlines`` gives each cluster's outline.
+    stable (groups are laid out by ``nested.nested_layout``, one flat layout per group).
+    ``pin_first``/``pin_last`` (masks) put nodes on the first/last layer: the ports where a
+    group's outside edges enter and leave. ``wrap`` = (max_aspect, target): a drawing taller
+    than max_aspect times its width is wrapped into columns.
     Raises ValueError for inconsistent arrays or an unknown direction.
     """
     n = int(num_nodes)
@@ -79,156 +83,86 @@ def layout(
     ls, ld = np.where(rev, d, s), np.where(rev, s, d)
     step("acyclic")
     rank = assign_ranks(LayoutGraph(n, ls, ld)) if n else np.zeros(0, dtype=_I)
+    if pin_first is not None or pin_last is not None:
+        rank = _pinned(rank, pin_first, pin_last)
     step("rank")
     lg = normalize(n, ls, ld, rank)
     comp_real = components(n, ls, ld)
     comp = np.concatenate([comp_real, _dummy_components(lg, comp_real)])
-    cl = None
-    if clusters is not None and len(clusters[1]):
-        comp_real = _join_clusters(
-            comp_real, np.asarray(clusters[0], dtype=_I), np.asarray(clusters[1], dtype=_I)
-        )
-        comp = np.concatenate([comp_real, _dummy_components(lg, comp_real)])
-        lg, cl = add_borders(
-            lg, np.asarray(clusters[0], dtype=_I), np.asarray(clusters[1], dtype=_I)
-        )
-        comp = np.concatenate([comp, _border_components(cl, comp)])
     step("normalize")
     hint = None if order_hint is None else np.asarray(order_hint, dtype=np.float64)
-    pos = order_layers(lg, comp, hint, cl)
+    pos = order_layers(lg, comp, hint)
     layers = Layers(lg, comp)
     crossings = layers.crossings(pos)
     step("order")
     dummy = np.arange(lg.num_nodes) >= n
     w_all = np.concatenate([w, np.zeros(lg.num_nodes - n)])
-    if cl is not None:
-        w_all[cl.first_border :] = BORDER_WIDTH
     h_all = np.concatenate([h, np.zeros(lg.num_nodes - n)])
     ordered = [m[np.argsort(pos[m])] for m in layers.nodes]
     x = centered_layers(ordered, dummy, w_all, node_sep, node_sep / 2)
-    stiff = None
-    if cl is not None:
-        stiff = np.zeros(lg.num_nodes, dtype=bool)
-        stiff[cl.first_border :] = True
-    x = balance(
-        x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2, stiff=stiff
-    )
+    x = balance(x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2)
     x = side_by_side(x, w_all, comp, node_sep * 2)
-    gaps = _cluster_gaps(cl, layers.count, rank_sep) if cl is not None else rank_sep
-    centres = layer_y(lg.rank, h_all, layers.count, gaps) if n else np.zeros(0)
+    centres = layer_y(lg.rank, h_all, layers.count, rank_sep) if n else np.zeros(0)
     y = centres[lg.rank] if n else np.zeros(0)
-    outlines = _outlines(cl, x, centres, lg.rank, h_all, layers.count) if cl is not None else []
+    columns = None
+    if wrap is not None and n:
+        tallest = np.zeros(layers.count)
+        np.maximum.at(tallest, lg.rank, h_all)
+        columns = plan_columns(
+            lg.rank,
+            x,
+            w_all,
+            centres,
+            tallest,
+            lg.rank[lg.seg_src],
+            _origins(lg)[lg.seg_src],
+            max_aspect=wrap[0],
+            target=wrap[1],
+            gap=node_sep * 2,
+        )
     step("position")
     mask_rev = np.zeros(len(src), dtype=bool)
     mask_rev[np.flatnonzero(~loop)] = rev
     points = route_edges(lg, x, y, w_all, h_all, src, dst, mask_rev, loop)
+    if columns is not None:
+        points = columns.lines(points, src)
+        x, y = columns.move(x, y)
     step("route")
     x, y = x[:n], y[:n]
     if direction == "LR":
         x, y = y, x
         points = [p[:, ::-1].copy() for p in points]
-        outlines = [o[:, ::-1].copy() for o in outlines]
         w, h = h, w
     width, height = _extent(x, y, w, h, points)
-    for o in outlines:
-        if len(o):
-            width, height = max(width, float(o[:, 0].max())), max(height, float(o[:, 1].max()))
-    result = LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
-    result.outlines = outlines
-    return result
+    return LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
 
 
-def _join_clusters(comp: np.ndarray, member: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """Components joined through clusters: a cluster's members must sit side by side with
-    each other, not with the components they came from."""
-    top = member.copy()
-    for _ in range(len(parent)):  # climb to each member's outermost cluster
-        up = np.where(top >= 0, parent[np.maximum(top, 0)], -1)
-        top = np.where(up >= 0, up, top)
-    label = np.arange(int(comp.max()) + 1 if len(comp) else 0, dtype=_I)
-    for c in np.unique(top[top >= 0]).tolist():
-        joined = np.unique(label[comp[top == c]])
-        label[np.isin(label, joined)] = joined.min()
-    _, relabelled = np.unique(label[comp], return_inverse=True)
-    return relabelled.reshape(-1).astype(_I)
+def _origins(lg: Layered) -> np.ndarray:
+    """The real node each node's edge comes from: itself, or its dummy chain's source."""
+    origin = np.arange(lg.num_nodes, dtype=_I)
+    if lg.num_nodes > lg.num_real:
+        chain_of = np.repeat(np.arange(len(lg.pair_src)), np.diff(lg.chain_ptr))
+        is_d = lg.chain_nodes >= lg.num_real
+        origin[lg.chain_nodes[is_d]] = lg.pair_src[chain_of[is_d]]
+    return origin
 
 
-def _border_components(cl: Clusters, comp: np.ndarray) -> np.ndarray:
-    """A border node belongs to the component of its cluster's members."""
-    first = cl.first_border
-    comp_of = np.zeros(len(cl.parent), dtype=_I)
-    inner = cl.innermost()[:first]
-    has = inner >= 0
-    comp_of[inner[has]] = comp[:first][has]
-    # a cluster holding only clusters takes a child's component (deepest first)
-    for c in np.argsort(-cl.depth_of_cluster).tolist():
-        p = int(cl.parent[c])
-        if p >= 0 and not has[inner == p].any():
-            comp_of[p] = comp_of[c]
-    return comp_of[cl.border_cluster]
+def _pinned(rank: np.ndarray, first: np.ndarray | None, last: np.ndarray | None) -> np.ndarray:
+    """Ranks with the ``first`` nodes alone on layer 0 and the ``last`` alone on the last.
 
-
-def _nesting_below(cl: Clusters) -> np.ndarray:
-    """How many levels of clusters each cluster holds (0 for one with none inside)."""
-    below = np.zeros(len(cl.parent), dtype=_I)
-    for c in np.argsort(-cl.depth_of_cluster).tolist():
-        p = int(cl.parent[c])
-        if p >= 0:
-            below[p] = max(below[p], below[c] + 1)
-    return below
-
-
-def _cluster_gaps(cl: Clusters, layers: int, rank_sep: float) -> np.ndarray:
-    """The gap after each layer: room for the outlines ending on it and starting below it."""
-    below = _nesting_below(cl)
-    end_need = np.zeros(layers + 1)
-    start_need = np.zeros(layers + 1)
-    for c in range(len(cl.parent)):
-        ranks = cl.border_rank[cl.border_cluster == c]
-        if len(ranks):
-            need = CLUSTER_PAD * (1 + below[c])
-            end_need[ranks.max()] = max(end_need[ranks.max()], need)
-            start_need[ranks.min()] = max(start_need[ranks.min()], need)
-    return np.maximum(rank_sep, end_need[:layers] + start_need[1 : layers + 1] + 12.0)
-
-
-def _outlines(
-    cl: Clusters,
-    x: np.ndarray,
-    centres: np.ndarray,
-    rank: np.ndarray,
-    heights: np.ndarray,
-    layers: int,
-) -> list[np.ndarray]:
-    """Each cluster's outline: down its right border, up its left border (TB coordinates).
-
-    Each layer's band spans the layer's tallest node plus half the gap to the next; a
-    cluster nested in another starting on the same layer is inset so titles do not collide.
-    """
-    tallest = np.zeros(layers)
-    np.maximum.at(tallest, rank, heights)
-    first = cl.first_border
-    # clusters nested in c: the outline of c is inset by that many steps less than theirs
-    below = _nesting_below(cl)
-    outs = []
-    for c in range(len(cl.parent)):
-        pad = CLUSTER_PAD * (1 + below[c])
-        mine = np.flatnonzero(cl.border_cluster == c)
-        if not len(mine):
-            outs.append(np.zeros((0, 2)))
-            continue
-        ranks = cl.border_rank[mine]
-        left = x[first + mine[cl.side[first + mine] < 0]]
-        right = x[first + mine[cl.side[first + mine] > 0]]
-        rs = np.unique(ranks)
-        top = centres[rs] - tallest[rs] / 2 - pad
-        bottom = centres[rs] + tallest[rs] / 2 + pad
-        right_side = np.column_stack(
-            [np.repeat(right, 2), np.ravel(np.column_stack([top, bottom]))]
-        )
-        left_side = np.column_stack([np.repeat(left, 2), np.ravel(np.column_stack([top, bottom]))])
-        outs.append(np.vstack([right_side, left_side[::-1]]))
-    return outs
+    Only edges leaving a first node or entering a last node grow, so ranks stay valid."""
+    n = len(rank)
+    first = np.zeros(n, dtype=bool) if first is None else np.asarray(first, dtype=bool)
+    last = np.zeros(n, dtype=bool) if last is None else np.asarray(last, dtype=bool)
+    inner = ~first & ~last
+    out = rank.copy()
+    if inner.any():
+        out = out - int(out[inner].min()) + int(first.any())
+        out[last] = int(out[inner].max()) + 1
+    else:
+        out[last] = int(first.any())
+    out[first] = 0
+    return out
 
 
 def _dummy_components(lg: Layered, comp_real: np.ndarray) -> np.ndarray:

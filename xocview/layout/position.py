@@ -21,7 +21,6 @@ __all__ = ["balance", "centered_layers", "isotonic", "layer_y"]
 _I = np.int64
 # Segment weights as in dot: real-real 1, real-dummy 2, dummy-dummy 8.
 _W_REAL, _W_MIXED, _W_DUMMY = 1.0, 2.0, 8.0
-_W_STIFF = 64.0
 
 
 def isotonic(target: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -81,18 +80,14 @@ def balance(
     node_sep: float,
     edge_sep: float,
     sweeps: int = 16,
-    stiff: np.ndarray | None = None,
 ) -> np.ndarray:
-    """x after ``sweeps`` balancing sweeps (see the module docstring); segments joining two
-    ``stiff`` nodes (cluster borders) pull hardest, so that outlines come out straight."""
+    """x after ``sweeps`` balancing sweeps (see the module docstring)."""
     x = x.astype(np.float64).copy()
     n = len(x)
     if n == 0 or len(seg_upper) == 0:
         return x
     du, dl = is_dummy[seg_upper], is_dummy[seg_lower]
     sw = np.where(du & dl, _W_DUMMY, np.where(du | dl, _W_MIXED, _W_REAL))
-    if stiff is not None:
-        sw = np.where(stiff[seg_upper] & stiff[seg_lower], _W_STIFF, sw)
     # Both directions of every segment, grouped by the node they pull on.
     a = np.concatenate([seg_upper, seg_lower])
     b = np.concatenate([seg_lower, seg_upper])
@@ -139,7 +134,7 @@ def layer_y(
     rank: np.ndarray, heights: np.ndarray, count: int, gap: float | np.ndarray
 ) -> np.ndarray:
     """Centre y of every layer: each layer as tall as its tallest node, ``gap`` after each
-    (one value, or one per layer when clusters need room for their outlines and titles)."""
+    (one value, or one per layer)."""
     tallest = np.zeros(count)
     np.maximum.at(tallest, rank, heights)
     tops = np.concatenate([[0.0], np.cumsum(tallest + gap)[:-1]])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xocview.layout import layout
+from xocview.layout.nested import nested_layout
 from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import node_doc, roles
@@ -37,8 +37,13 @@ ELLIPSIS = "\u2026"
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 # Operators that only make a constant: folded with the weights when all they read are weights
-# (the ONNX "light" models make every weight with ConstantOfShape from a shape initializer).
-CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape"})
+# (the ONNX "light" models make every weight with ConstantOfShape from a shape initializer;
+# TorchScript exports pass a shared weight through Identity).
+CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity"})
+# A drawing taller than this many times its width is wrapped into columns, brought near
+# WRAP_TARGET (height / width) so that a long chain fills a window instead of a strip.
+WRAP_ASPECT = 2.5
+WRAP_TARGET = 0.6
 
 
 @dataclass
@@ -119,9 +124,11 @@ def build_drawing(
     and ``details`` a node's key-attribute text (``3x3 /2``).
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
+    opened = set(expanded)
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
     h = Hierarchy(graph)
     folded = np.zeros(len(graph.tensors), dtype=bool)
+    vis = _place_body_inputs(graph, vis)
     if not show_weights:
         vis, folded = _fold_constants(graph, vis, h.is_group)
     nn, nt = len(vis.node_items), len(vis.tensor_items)
@@ -134,7 +141,7 @@ def build_drawing(
     det = details
     for k, i in enumerate(vis.node_items.tolist()):
         node = graph.nodes[i]
-        if h.is_group[i]:
+        if h.is_group[i] and node.id not in opened:  # an open If or Loop heads its frame
             kind[k] = KIND_GROUP
             title.append(elide(str(node.metadata.get("name") or node.op_type)))
             detail.append(f"{int(h.child_count[i])} inside")
@@ -174,26 +181,34 @@ def build_drawing(
     if order_hint:
         hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
     frames = vis.frames.tolist()
-    clusters = None
-    rank_sep = 48.0  # the layout adds room where cluster outlines start and end
-    if frames:
-        slot = {g: k for k, g in enumerate(frames)}
-        item_cluster = np.array(
-            [slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64
-        )
-        parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
-        clusters = (item_cluster, parent)
-
-    res = layout(
+    slot = {g: k for k, g in enumerate(frames)}
+    member = np.array([slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64)
+    parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
+    owner = np.array(
+        [
+            int(vis.item_of_node[g]) if g in frames and vis.item_of_node[g] >= 0 else -1
+            for g in frames
+        ],
+        dtype=np.int64,
+    )
+    frame_titles = [_frame_title(graph, g) for g in frames]
+    member, parent, owner, frames, frame_titles = _branches(
+        graph, vis, member, parent, owner, frames, frame_titles
+    )
+    title_w = np.array([len(t) * CHAR_W * 0.85 + 24.0 for t in frame_titles])
+    res = nested_layout(
         n,
         vis.edge_src,
         vis.edge_dst,
         w,
         hh,
+        member=member,
+        parent=parent,
+        owner=owner,
+        title_width=title_w,
         direction=direction,
         order_hint=hint,
-        rank_sep=rank_sep,
-        clusters=clusters,
+        wrap=(WRAP_ASPECT, WRAP_TARGET),
     )
     labels = [elide(shape_text(graph.tensors[t])) for t in vis.edge_tensor.tolist()]
     d = Drawing(
@@ -221,10 +236,113 @@ def build_drawing(
     d.keys = keys
     d.rows = rows
     d.weights_as_nodes = show_weights
-    d.frames = [(g, o) for g, o in zip(frames, res.outlines, strict=True) if len(o)]
-    d.frames.sort(key=lambda f: int(h.depth[f[0]]))  # outermost first, painted first
-    d.frame_titles = [_frame_title(graph, g) for g, _ in d.frames]
+    depth = _frame_depths(parent)
+    order = sorted(range(len(frames)), key=lambda k: int(depth[k]))  # outermost painted first
+    d.frames = [(frames[k], res.outlines[k]) for k in order]
+    d.frame_titles = [frame_titles[k] for k in order]
     return d
+
+
+def _frame_depths(parent: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(parent), dtype=np.int64)
+    for k in range(len(parent)):
+        p = int(parent[k])
+        while p >= 0:
+            depth[k] += 1
+            p = int(parent[p])
+    return depth
+
+
+def _branches(
+    graph: Graph,
+    vis: VisibleGraph,
+    member: np.ndarray,
+    parent: np.ndarray,
+    owner: np.ndarray,
+    frames: list[int],
+    titles: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[str]]:
+    """An open If, Loop or Scan gets a frame per body (``then_branch``, ``else_branch``,
+    ``body``) inside its own, so that the branches are told apart."""
+    member = member.copy()
+    parents: list[int] = parent.tolist()
+    owners: list[int] = owner.tolist()
+    frames, titles = list(frames), list(titles)
+    nn = len(vis.node_items)
+    node_of_item = np.concatenate([vis.node_items, np.full(len(vis.tensor_items), -1)])
+    for slot in range(len(frames)):
+        if owners[slot] < 0:
+            continue
+        mine = np.flatnonzero(member == slot)
+        bodies: dict[str, list[int]] = {}
+        for k in mine.tolist():
+            i = int(node_of_item[k]) if k < nn else _first_consumer(vis, k)
+            body = graph.nodes[i].metadata.get("subgraph") if i >= 0 else None
+            bodies.setdefault(str(body) if body else "", []).append(k)
+        for c in range(len(frames)):
+            if parents[c] == slot:
+                body = graph.nodes[frames[c]].metadata.get("subgraph")
+                bodies.setdefault(str(body) if body else "", []).append(-1 - c)
+        named = [b for b in bodies if b]
+        if not named:
+            continue
+        if len(named) == 1 and "" in bodies:  # a Loop's unused iteration count: its one body
+            bodies[named[0]] += bodies.pop("")
+        for body in sorted(named):
+            new = len(frames)
+            frames.append(frames[slot])
+            titles.append(body)
+            parents.append(slot)
+            owners.append(-1)
+            for k in bodies[body]:
+                if k >= 0:
+                    member[k] = new
+                else:
+                    parents[-1 - k] = new
+    return (
+        member,
+        np.asarray(parents, dtype=np.int64),
+        np.asarray(owners, dtype=np.int64),
+        frames,
+        titles,
+    )
+
+
+def _first_consumer(vis: VisibleGraph, item: int) -> int:
+    """The node position of the first node item that ``item`` feeds, or -1."""
+    out = vis.edge_dst[vis.edge_src == item]
+    out = out[out < len(vis.node_items)]
+    return int(vis.node_items[out[0]]) if len(out) else -1
+
+
+def _place_body_inputs(graph: Graph, vis: VisibleGraph) -> VisibleGraph:
+    """A body's own inputs (a Loop's iteration count, a Scan's slices) are not the graph's:
+    drawn inside the open node's frame, and not at all while it is closed."""
+    index = graph.index
+    nn = len(vis.node_items)
+    frames = set(vis.frames.tolist())
+    frame_of = vis.frame_of_item.copy()
+    drop = np.zeros(vis.num_items, dtype=bool)
+    for k, t in enumerate(vis.tensor_items.tolist()):
+        owner_id = graph.tensors[t].metadata.get("subgraph_of")
+        if not isinstance(owner_id, str) or not index.has_node(owner_id):
+            continue
+        g = index.node_position(owner_id)
+        if g in frames:
+            frame_of[nn + k] = g
+        else:
+            drop[nn + k] = True
+    vis = VisibleGraph(
+        node_items=vis.node_items,
+        tensor_items=vis.tensor_items,
+        edge_src=vis.edge_src,
+        edge_dst=vis.edge_dst,
+        edge_tensor=vis.edge_tensor,
+        item_of_node=vis.item_of_node,
+        frame_of_item=frame_of,
+        frames=vis.frames,
+    )
+    return _drop_items(vis, drop) if drop.any() else vis
 
 
 def _fold_constants(
@@ -234,7 +352,6 @@ def _fold_constants(
     tensors are folded (weights, and what those nodes make); their edges go with them."""
     tensors, nodes = graph.tensors, graph.nodes
     folded = np.fromiter((t.kind == "weight" for t in tensors), dtype=bool, count=len(tensors))
-    nn = len(vis.node_items)
     drop = np.zeros(vis.num_items, dtype=bool)
     for k, i in enumerate(vis.node_items.tolist()):
         node = nodes[i]
@@ -248,20 +365,26 @@ def _fold_constants(
             folded[node.outputs] = True
     if not drop.any():
         return vis, folded
+    return _drop_items(vis, drop), folded
+
+
+def _drop_items(vis: VisibleGraph, drop: np.ndarray) -> VisibleGraph:
+    """``vis`` without the ``drop`` items and their edges."""
+    nn = len(vis.node_items)
     keep = np.flatnonzero(~drop)
     new = np.full(vis.num_items, -1, dtype=np.int64)
     new[keep] = np.arange(len(keep))
     ok = ~drop[vis.edge_src] & ~drop[vis.edge_dst]
     return VisibleGraph(
         node_items=vis.node_items[~drop[:nn]],
-        tensor_items=vis.tensor_items,
+        tensor_items=vis.tensor_items[~drop[nn:]],
         edge_src=new[vis.edge_src[ok]],
         edge_dst=new[vis.edge_dst[ok]],
         edge_tensor=vis.edge_tensor[ok],
         item_of_node=np.where(vis.item_of_node >= 0, new[np.maximum(vis.item_of_node, 0)], -1),
         frame_of_item=vis.frame_of_item[keep],
         frames=vis.frames,
-    ), folded
+    )
 
 
 def weight_rows(

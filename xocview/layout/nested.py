@@ -1,0 +1,374 @@
+"""Hierarchy-first layout: every expanded group laid out on its own, inside a box of its own.
+
+Laying out the whole visible graph at once and keeping each group's members in a band (the
+border-node method) gives jagged outlines whose spikes overlap their neighbours, and costs
+the whole graph on every expand. Here, as in Model Explorer, each group's direct children
+(nodes, and expanded sub-groups as single boxes of the size their own layout needs) are laid
+out with the flat layered layout, and the group becomes a plain rectangle: a title band, then
+its content. An edge that crosses a group's border enters through a port on the group's first
+layer and leaves through one on its last, one port per outside source, so the pieces of the
+edge (inside the source's groups, between the groups, inside the target's groups) join on
+the borders into one polyline.
+
+A group may be drawn with a box of its own (an If or Loop: an operator and a container): its
+box becomes the frame's header, and edges to and from it meet the frame's border.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from xocview.layout.pipeline import LayoutResult, layout
+
+__all__ = ["FRAME_PAD", "TITLE_BAND", "nested_layout"]
+
+_I = np.int64
+FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
+TITLE_BAND = 22.0  # the band for a frame's title, above its content
+
+
+@dataclass
+class _Level:
+    """One group's own layout problem: its units (items and sub-groups) and ports."""
+
+    units: list[int] = field(default_factory=list)  # global unit ids (items, then n + cluster)
+    local: dict[tuple[str, int], int] = field(default_factory=dict)  # ("u"/"in"/"out", key)
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    pieces: dict[tuple[int, int, int], int] = field(default_factory=dict)  # -> local edge
+
+    def node(self, kind: str, key: int) -> int:
+        k = self.local.get((kind, key))
+        if k is None:
+            k = self.local[(kind, key)] = len(self.local)
+            self.units.append(key if kind == "u" else -1)
+        return k
+
+    def edge(self, a: int, b: int, via: int) -> int:
+        """The local edge a -> b for outside source ``via`` (shared by its fan-out)."""
+        e = self.pieces.get((a, b, via))
+        if e is None:
+            e = self.pieces[(a, b, via)] = len(self.src)
+            self.src.append(a)
+            self.dst.append(b)
+        return e
+
+
+def nested_layout(
+    num_nodes: int,
+    sources: np.ndarray,
+    targets: np.ndarray,
+    widths: np.ndarray,
+    heights: np.ndarray,
+    *,
+    member: np.ndarray,
+    parent: np.ndarray,
+    owner: np.ndarray | None = None,
+    title_width: np.ndarray | None = None,
+    direction: str = "TB",
+    order_hint: np.ndarray | None = None,
+    node_sep: float = 24.0,
+    rank_sep: float = 48.0,
+    wrap: tuple[float, float] | None = None,
+) -> LayoutResult:
+    """Lay out items nested in groups; ``result.outlines[c]`` is group c's rectangle.
+
+    ``member[i]`` is item i's innermost group (-1 for none), ``parent[c]`` group c's enclosing
+    group, ``owner[c]`` an item drawn as group c's header (-1 for none), ``title_width[c]`` the
+    width group c's title needs. Other arguments as for ``layout``, applied to every group.
+    """
+    n = int(num_nodes)
+    src = np.asarray(sources, dtype=_I).reshape(-1)
+    dst = np.asarray(targets, dtype=_I).reshape(-1)
+    w = np.asarray(widths, dtype=np.float64).reshape(-1)
+    h = np.asarray(heights, dtype=np.float64).reshape(-1)
+    member = np.asarray(member, dtype=_I).reshape(-1)
+    parent = np.asarray(parent, dtype=_I).reshape(-1)
+    c_count = len(parent)
+    if len(member) != n:
+        raise ValueError(f"member needs {n} values, got {len(member)}")
+    if len(parent) and (parent.max() >= c_count or member.max(initial=-1) >= c_count):
+        raise ValueError(f"groups must be numbered in [0, {c_count})")
+    owner = np.full(c_count, -1, dtype=_I) if owner is None else np.asarray(owner, dtype=_I)
+    tw = np.zeros(c_count) if title_width is None else np.asarray(title_width, dtype=np.float64)
+    if direction == "LR":
+        w, h = h, w
+    root = c_count
+    up = np.where(parent >= 0, parent, root).astype(_I)
+    up = np.append(up, -1)
+    depth = _depths(up, root)
+    unit_of_item = np.arange(n, dtype=_I)
+    item_level = np.where(member >= 0, member, root).astype(_I)
+    owned = np.flatnonzero(owner >= 0)
+    unit_of_item[owner[owned]] = n + owned
+    item_level[owner[owned]] = up[owned]
+    levels = [_Level() for _ in range(c_count + 1)]
+    for i in np.flatnonzero(unit_of_item == np.arange(n)).tolist():
+        levels[int(item_level[i])].node("u", i)
+    for c in range(c_count):
+        levels[int(up[c])].node("u", n + c)
+
+    # every edge as pieces: (level, local edge, side) with side -1 leaving, 0 across, +1 entering
+    plans: list[list[tuple[int, int, int]]] = []  # empty: no piece to lay out
+    for uu, vv in zip(unit_of_item[src].tolist(), unit_of_item[dst].tolist(), strict=True):
+        plans.append(_plan(uu, vv, n, item_level, up, depth, levels))
+
+    # lay out the deepest groups first: a group's box is the size of its own layout
+    results: dict[int, LayoutResult] = {}
+    lr = direction == "LR"
+    box_w = np.zeros(c_count)
+    box_h = np.zeros(c_count)
+    band = np.full(c_count, TITLE_BAND)  # across the top of the frame as seen
+    band[owned] = (w if lr else h)[owner[owned]] + 8.0
+    head = np.zeros(c_count)  # the header box's width as seen
+    head[owned] = (h if lr else w)[owner[owned]]
+    content_dx = np.zeros(c_count + 1)
+    content_dy = np.zeros(c_count + 1)
+    hints = _hints(order_hint, n, item_level, up, root)
+    for lvl in sorted(range(c_count + 1), key=lambda c: -depth[c]):
+        lv = levels[lvl]
+        units = np.asarray(lv.units, dtype=_I)
+        is_item = (units >= 0) & (units < n)
+        is_group = units >= n
+        k = len(units)
+        lw, lh = np.zeros(k), np.zeros(k)
+        lw[is_item], lh[is_item] = w[units[is_item]], h[units[is_item]]
+        lw[is_group], lh[is_group] = box_w[units[is_group] - n], box_h[units[is_group] - n]
+        kinds = [kind for kind, _ in lv.local]
+        res = layout(
+            k,
+            np.asarray(lv.src, dtype=_I),
+            np.asarray(lv.dst, dtype=_I),
+            lw,
+            lh,
+            order_hint=None if hints is None else _level_hints(hints, units, n),
+            node_sep=node_sep,
+            rank_sep=rank_sep,
+            pin_first=np.array([kind == "in" for kind in kinds], dtype=bool),
+            pin_last=np.array([kind == "out" for kind in kinds], dtype=bool),
+            wrap=wrap,
+        )
+        results[lvl] = res
+        if lvl == root:
+            continue
+        seen = max(float(tw[lvl]), float(head[lvl]))  # what the title and header need
+        if lr:  # laid out top-down, seen turned: the band runs along the layout's left
+            inner = max(res.height, seen)
+            box_w[lvl] = band[lvl] + res.width + FRAME_PAD
+            box_h[lvl] = inner + 2 * FRAME_PAD
+            content_dx[lvl] = band[lvl]
+            content_dy[lvl] = FRAME_PAD + (inner - res.height) / 2
+        else:
+            inner = max(res.width, seen)
+            box_w[lvl] = inner + 2 * FRAME_PAD
+            box_h[lvl] = band[lvl] + res.height + FRAME_PAD
+            content_dx[lvl] = FRAME_PAD + (inner - res.width) / 2
+            content_dy[lvl] = band[lvl]
+
+    # place top-down: each level's content origin in absolute coordinates
+    origin = np.zeros((c_count + 1, 2))
+    left = np.zeros(c_count)
+    top = np.zeros(c_count)
+    for lvl in sorted(range(c_count + 1), key=lambda c: depth[c]):
+        res = results[lvl]
+        lv = levels[lvl]
+        if lvl != root:
+            origin[lvl] = (left[lvl] + content_dx[lvl], top[lvl] + content_dy[lvl])
+        for local, u in enumerate(lv.units):
+            if u >= n:
+                c = u - n
+                left[c] = origin[lvl, 0] + res.x[local] - box_w[c] / 2
+                top[c] = origin[lvl, 1] + res.y[local] - box_h[c] / 2
+    x = np.zeros(n)
+    y = np.zeros(n)
+    rank = np.zeros(n, dtype=_I)
+    for lvl in range(c_count + 1):
+        res, lv = results[lvl], levels[lvl]
+        units = np.asarray(lv.units, dtype=_I)
+        sel = np.flatnonzero((units >= 0) & (units < n))
+        x[units[sel]] = origin[lvl, 0] + res.x[sel]
+        y[units[sel]] = origin[lvl, 1] + res.y[sel]
+        rank[units[sel]] = res.rank[sel]
+    if lr:
+        x[owner[owned]] = left[owned] + band[owned] / 2
+        y[owner[owned]] = top[owned] + box_h[owned] / 2
+    else:
+        x[owner[owned]] = left[owned] + box_w[owned] / 2
+        y[owner[owned]] = top[owned] + band[owned] / 2
+    head_span = np.full((c_count, 2), np.nan)  # x range of each header box (TB only)
+    if not lr:
+        head_span[owned, 0] = x[owner[owned]] - w[owner[owned]] / 2 - 8.0
+        head_span[owned, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
+    lines = []
+    for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
+        if plan:
+            lines.append(_join(plan, results, origin, top, box_h, head_span))
+        else:  # between a group's header and its own members: a straight line
+            lines.append(np.array([[x[s_item], y[s_item]], [x[d_item], y[d_item]]]))
+    heads = np.flatnonzero(np.isin(dst, owner[owned]))
+    for e in heads.tolist():  # an edge into an open If or Loop ends on its header box
+        t = int(dst[e])
+        pts = lines[e]
+        reach = w[t] / 2 * 0.6
+        pts[-1] = (np.clip(pts[-1, 0], x[t] - reach, x[t] + reach), y[t] - h[t] / 2)
+    l_, t_, r_, b_ = left, top, left + box_w, top + box_h
+    width = results[root].width
+    height = results[root].height
+    if lr:
+        x, y = y, x
+        lines = [p[:, ::-1].copy() for p in lines]
+        l_, t_, r_, b_ = t_, l_, b_, r_
+        width, height = height, width
+    outlines = [
+        np.array([[r_[c], t_[c]], [r_[c], b_[c]], [l_[c], b_[c]], [l_[c], t_[c]]])
+        for c in range(c_count)
+    ]
+    out = LayoutResult(
+        x,
+        y,
+        lines,
+        width,
+        height,
+        rank,
+        np.zeros(n, dtype=_I),
+        np.zeros(len(src), dtype=bool),
+        sum(r.crossings for r in results.values()),
+        {
+            phase: sum(r.timings.get(phase, 0.0) for r in results.values())
+            for phase in results[root].timings
+        },
+    )
+    out.outlines = outlines
+    return out
+
+
+def _plan(
+    uu: int,
+    vv: int,
+    n: int,
+    item_level: np.ndarray,
+    up: np.ndarray,
+    depth: np.ndarray,
+    levels: list[_Level],
+) -> list[tuple[int, int, int]]:
+    """The pieces of the edge from unit ``uu`` to unit ``vv``: (level, local edge, side)."""
+
+    def level_of(u: int) -> int:
+        return int(item_level[u]) if u < n else int(up[u - n])
+
+    a, b = level_of(uu), level_of(vv)
+    a_side: list[int] = []
+    b_side: list[int] = []
+    while depth[a] > depth[b]:
+        a_side.append(a)
+        a = int(up[a])
+    while depth[b] > depth[a]:
+        b_side.append(b)
+        b = int(up[b])
+    while a != b:
+        a_side.append(a)
+        b_side.append(b)
+        a, b = int(up[a]), int(up[b])
+    common = a
+    if uu == vv:  # a self-loop, drawn by the flat layout
+        lv = levels[common]
+        k = lv.node("u", uu)
+        return [(common, lv.edge(k, k, uu), 0)]
+    pieces: list[tuple[int, int, int]] = []
+    cur = uu
+    for lvl in a_side:  # inside the source's groups: down to their bottom ports
+        lv = levels[lvl]
+        pieces.append((lvl, lv.edge(lv.node("u", cur), lv.node("out", uu), uu), -1))
+        cur = n + lvl
+    across = cur
+    target = n + b_side[-1] if b_side else vv
+    if across == target or (uu >= n and target == uu):
+        return []  # an edge within one box's own frame: nothing to draw between boxes
+    lv = levels[common]
+    pieces.append((common, lv.edge(lv.node("u", across), lv.node("u", target), uu), 0))
+    for j in range(len(b_side) - 1, -1, -1):  # inside the target's groups: from their top ports
+        lvl = b_side[j]
+        lv = levels[lvl]
+        inner = n + b_side[j - 1] if j > 0 else vv
+        pieces.append((lvl, lv.edge(lv.node("in", uu), lv.node("u", inner), uu), 1))
+    return pieces
+
+
+def _join(
+    plan: list[tuple[int, int, int]],
+    results: dict[int, LayoutResult],
+    origin: np.ndarray,
+    top: np.ndarray,
+    box_h: np.ndarray,
+    head_span: np.ndarray,
+) -> np.ndarray:
+    """One polyline from the pieces: each leaving piece runs on to its group's bottom border,
+    each entering piece starts on its group's top border, and neighbours meet there. An
+    entry that would cross a header box comes in beside it and turns under it."""
+    parts = []
+    for lvl, e, side in plan:
+        pts = results[lvl].points[e] + origin[lvl]
+        if side < 0:
+            pts = np.vstack([pts, [pts[-1, 0], top[lvl] + box_h[lvl]]])
+        elif side > 0:
+            lo, hi = head_span[lvl]
+            px, py = pts[0]
+            if lo < px < hi:
+                ex = lo if px - lo < hi - px else hi
+                pts = np.vstack([[ex, top[lvl]], [ex, py], pts])
+            else:
+                pts = np.vstack([[px, top[lvl]], pts])
+        parts.append(pts.copy())
+    for k in range(len(parts) - 1):
+        if plan[k][2] < 0:
+            parts[k + 1][0] = parts[k][-1]
+        if plan[k + 1][2] > 0:
+            parts[k][-1] = parts[k + 1][0]
+    return np.vstack([parts[0]] + [p[1:] for p in parts[1:]])
+
+
+def _depths(up: np.ndarray, root: int) -> np.ndarray:
+    """Nesting depth of every level (the root 0); a cycle in ``parent`` raises ValueError."""
+    depth = np.full(len(up), -1, dtype=_I)
+    depth[root] = 0
+    for c in range(len(up)):
+        chain = []
+        d = c
+        while depth[d] < 0:
+            chain.append(d)
+            d = int(up[d])
+            if len(chain) > len(up):
+                raise ValueError("group parents form a cycle")
+        for k, lvl in enumerate(reversed(chain)):
+            depth[lvl] = depth[d] + 1 + k
+    return depth
+
+
+def _hints(
+    order_hint: np.ndarray | None, n: int, item_level: np.ndarray, up: np.ndarray, root: int
+) -> np.ndarray | None:
+    """A hint per unit (items, then groups): a group takes its leftmost member's."""
+    if order_hint is None:
+        return None
+    hint = np.asarray(order_hint, dtype=np.float64).reshape(-1)
+    out = np.concatenate([hint, np.full(root, np.nan)])
+    level = item_level.copy()
+    value = hint.copy()
+    while True:
+        inside = (level != root) & (level >= 0)
+        if not inside.any():
+            break
+        groups = level[inside]
+        np.fmin.at(out, n + groups, value[inside])
+        level = np.where(inside, up[np.where(inside, level, root)], -1)
+        level[level == root] = -1
+    return out
+
+
+def _level_hints(hints: np.ndarray, units: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(len(units), np.nan)
+    real = units >= 0
+    out[real] = hints[units[real]]
+    return out
