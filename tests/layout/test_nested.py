@@ -188,3 +188,29 @@ def test_a_cut_falls_where_one_tensor_crosses_not_in_the_middle_of_a_block() -> 
     leaves = {s for e, (s, t) in enumerate(zip(src, dst, strict=True)) if r.x[t] > r.x[s] + 200}
     joins = set(range(0, n, 5))
     assert leaves and leaves <= joins
+
+
+def _through_boxes(
+    pts: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, ends: set[int]
+) -> list[int]:
+    """Boxes (not the edge's own ends) whose inside a polyline's straight pieces enter."""
+    t = np.linspace(0.0, 1.0, 24)[:, None]
+    hit: set[int] = set()
+    for a, b in zip(pts[:-1], pts[1:], strict=True):
+        p = a + (b - a) * t
+        inside = (np.abs(p[:, None, 0] - x) < w / 2 - 0.5) & (
+            np.abs(p[:, None, 1] - y) < h / 2 - 0.5
+        )
+        hit |= set(np.flatnonzero(inside.any(axis=0)).tolist())
+    return sorted(hit - ends)
+
+
+@settings(max_examples=120, deadline=None)
+@given(g=nestings())
+def test_edges_go_around_the_boxes_they_do_not_join(g: tuple) -> None:
+    n, src, dst, w, h, member, parent, direction = g
+    r = nested_layout(
+        n, src, dst, w, h, member=member, parent=parent, direction=direction, wrap=(2.5, 0.6)
+    )
+    for e, pts in enumerate(r.points):
+        assert not _through_boxes(pts, r.x, r.y, w, h, {int(src[e]), int(dst[e])}), e

@@ -27,6 +27,7 @@ __all__ = ["FRAME_PAD", "TITLE_BAND", "nested_layout"]
 _I = np.int64
 FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
 TITLE_BAND = 22.0  # the band for a frame's title, above its content
+_AROUND = 8.0  # how far a path around a group box keeps from it
 
 
 @dataclass
@@ -204,7 +205,7 @@ def nested_layout(
     lines = []
     for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
         if plan:
-            lines.append(_join(plan, results, origin, top, box_h, head_span))
+            lines.append(_join(plan, results, origin, top, box_h, head_span, left, box_w))
         else:  # between a group's header and its own members: a straight line
             lines.append(np.array([[x[s_item], y[s_item]], [x[d_item], y[d_item]]]))
     heads = np.flatnonzero(np.isin(dst, owner[owned]))
@@ -303,6 +304,8 @@ def _join(
     top: np.ndarray,
     box_h: np.ndarray,
     head_span: np.ndarray,
+    left: np.ndarray,
+    box_w: np.ndarray,
 ) -> np.ndarray:
     """One polyline from the pieces: each leaving piece runs on to its group's bottom border,
     each entering piece starts on its group's top border, and neighbours meet there. An
@@ -322,11 +325,46 @@ def _join(
                 pts = np.vstack([[px, top[lvl]], pts])
         parts.append(pts.copy())
     for k in range(len(parts) - 1):
-        if plan[k][2] < 0:
-            parts[k + 1][0] = parts[k][-1]
-        if plan[k + 1][2] > 0:
-            parts[k][-1] = parts[k + 1][0]
+        if plan[k][2] < 0:  # leaving group g through its bottom
+            g, exit_ = plan[k][0], parts[k][-1]
+            nxt = parts[k + 1]
+            if nxt[0, 1] < exit_[1] - 1e-6:  # ... toward a box above it: around its side
+                around_x = _beside(left[g], box_w[g], nxt[0, 0])
+                bottom = exit_[1] + _AROUND
+                parts[k + 1] = np.vstack(
+                    [
+                        exit_,
+                        [exit_[0], bottom],
+                        [around_x, bottom],
+                        [around_x, top[g] - _AROUND],
+                        nxt[1:],
+                    ]
+                )
+            else:
+                nxt[0] = exit_
+        if plan[k + 1][2] > 0:  # entering group g through its top
+            g, entry = plan[k + 1][0], parts[k + 1][0]
+            cur = parts[k]
+            if cur[-1, 1] > entry[1] + 1e-6:  # ... from a box below it: around its side
+                around_x = _beside(left[g], box_w[g], cur[-1, 0])
+                parts[k] = np.vstack(
+                    [
+                        cur[:-1],
+                        [cur[-1, 0], top[g] + box_h[g] + _AROUND],
+                        [around_x, top[g] + box_h[g] + _AROUND],
+                        [around_x, top[g] - _AROUND],
+                        [entry[0], top[g] - _AROUND],
+                        entry,
+                    ]
+                )
+            else:
+                cur[-1] = entry
     return np.vstack([parts[0]] + [p[1:] for p in parts[1:]])
+
+
+def _beside(left: float, width: float, toward: float) -> float:
+    """x of a path around a group box, on the side nearer ``toward``."""
+    return left - _AROUND if toward < left + width / 2 else left + width + _AROUND
 
 
 def _depths(up: np.ndarray, root: int) -> np.ndarray:

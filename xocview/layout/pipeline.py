@@ -123,7 +123,9 @@ def layout(
     step("position")
     mask_rev = np.zeros(len(src), dtype=bool)
     mask_rev[np.flatnonzero(~loop)] = rev
-    points = route_edges(lg, x, y, w_all, h_all, src, dst, mask_rev, loop)
+    half = np.zeros(layers.count)
+    np.maximum.at(half, lg.rank, h_all / 2)
+    points = route_edges(lg, x, y, w_all, h_all, src, dst, mask_rev, loop, half)
     if columns is not None:
         points = columns.lines(points, src)
         x, y = columns.move(x, y)

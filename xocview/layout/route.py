@@ -4,9 +4,11 @@ Before: node centres and sizes (real and dummy), the dummy chains of normalisati
 edges were reversed to break cycles.
 After: for every input edge a (k, 2) array of points that starts on the source's bottom
 border (its right side for a self-loop), passes through its dummies and ends on the target's
-top border; reversed edges are drawn in their true direction. Where a node has several edges
-on one side, their ports are spread across that side in the order of the edges' far ends, so
-that edges fan out instead of meeting in one point.
+top border; reversed edges are drawn in their true direction. A dummy is a vertical piece as
+tall as its layer, so that an edge runs straight down between the boxes of the layers it
+crosses and turns only in the gaps between layers, where there are no boxes. Where a node
+has several edges on one side, their ports are spread across that side in the order of the
+edges' far ends, so that edges fan out instead of meeting in one point.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ def route_edges(
     edge_dst: np.ndarray,
     reversed_mask: np.ndarray,
     self_loop: np.ndarray,
+    layer_half: np.ndarray | None = None,
 ) -> list[np.ndarray]:
-    """Polylines for the input edges (see the module docstring)."""
+    """Polylines for the input edges (see the module docstring); ``layer_half`` is half the
+    height of each layer's tallest node."""
     pairs = len(lg.pair_src)
     ptr, chain = lg.chain_ptr, lg.chain_nodes
     # Ports: the first dummy (or target) after the source, the last before the target.
@@ -64,6 +68,8 @@ def route_edges(
         pts_x[last] = in_port
         pts_y[last] = y[lg.pair_dst] - heights[lg.pair_dst] / 2
     xy = np.stack([pts_x, pts_y], axis=1)
+    if layer_half is not None and len(chain):
+        xy, ptr = _stay_in_gaps(lg, xy, ptr, y[chain], layer_half)
     pair_lines = [xy[ptr[k] : ptr[k + 1]] for k in range(pairs)]
     lines: list[np.ndarray] = []
     pair_iter = iter(lg.edge_pair.tolist())
@@ -83,6 +89,34 @@ def route_edges(
         line = pair_lines[next(pair_iter)]
         lines.append(line[::-1].copy() if rev[e] else line.copy())
     return lines
+
+
+def _stay_in_gaps(
+    lg: Layered, xy: np.ndarray, ptr: np.ndarray, centre: np.ndarray, layer_half: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Chains whose dummies span their layer's height and whose ends leave and enter their
+    boxes straight down to and from the layer's edge, so that turns happen only in the gaps
+    between layers. ``centre`` is each chain point's layer centre."""
+    k = len(lg.chain_nodes)
+    half = layer_half[lg.rank[lg.chain_nodes]]
+    first = np.zeros(k, dtype=bool)
+    last = np.zeros(k, dtype=bool)
+    first[ptr[:-1]] = True
+    last[ptr[1:] - 1] = True
+    dummy = (lg.chain_nodes >= lg.num_real) & (half > 0)
+    low = first & (xy[:, 1] < centre + half - 1e-9)  # a short source: down to the layer edge
+    high = last & (xy[:, 1] > centre - half + 1e-9)  # a short target: from the layer edge
+    reps = 1 + (dummy | low | high).astype(_I)
+    out = np.repeat(xy, reps, axis=0)
+    start = np.cumsum(reps) - reps  # where each chain point's copies begin
+    d = np.flatnonzero(dummy)
+    out[start[d], 1] = centre[d] - half[d]
+    out[start[d] + 1, 1] = centre[d] + half[d]
+    s = np.flatnonzero(low & ~dummy)
+    out[start[s] + 1, 1] = centre[s] + half[s]
+    t = np.flatnonzero(high & ~dummy & ~low)
+    out[start[t], 1] = centre[t] - half[t]
+    return out, np.concatenate([[0], np.cumsum(reps)])[ptr]
 
 
 def _self_loop(cx: float, cy: float, w: float, h: float) -> np.ndarray:
