@@ -22,7 +22,8 @@ __all__ = ["Columns", "plan_columns"]
 _I = np.int64
 LANE = 6.0  # distance between neighbouring return lanes
 MARGIN = 12.0  # from a column's last layer to its first lane
-MIN_LAYERS = 6  # the fewest layers a column holds
+MIN_LAYERS = 1  # the fewest layers a column holds
+MIN_HEIGHT = 1500.0  # a drawing no taller than a screen at 100% is never wrapped
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def plan_columns(
     bottom = centres + tallest / 2
     height = float(bottom[-1] - top[0])
     width = float((x + widths / 2).max() - (x - widths / 2).min())
-    if height <= max_aspect * max(width, 1.0):
+    if height <= max_aspect * max(width, 1.0) or height <= MIN_HEIGHT:
         return None
     pairs = np.unique(np.stack([seg_rank, seg_origin]), axis=1)
     crossing = np.bincount(pairs[0], minlength=layers)[: layers - 1]
@@ -167,24 +168,61 @@ def _cuts(
     width: float,
     target: float,
 ) -> np.ndarray:
-    """The last layer of every column but the last: near equal heights, fewest crossings.
+    """The last layer of every column but the last: columns of balanced height, their number
+    bringing height / width nearest ``target``, each cut where the fewest sources cross.
 
     ``width`` is a column's width with the room beside it."""
-    k = round(float(np.sqrt(height / (max(width, 1.0) * target))))
-    k = min(k, len(top) // MIN_LAYERS)  # a few tall boxes are not a chain to wrap
-    if k < 2:
-        return np.zeros(0, dtype=_I)
-    step = height / k
+    layers = len(top)
+    best = np.zeros(0, dtype=_I)
+    best_score = np.inf
+    for k in range(2, min(layers // MIN_LAYERS, 64) + 1):
+        cuts = _partition(top, bottom, crossing, _balanced_height(top, bottom, k))
+        first = np.concatenate([[0], cuts + 1])
+        last = np.append(cuts, layers - 1)
+        tallest = float((bottom[last] - top[first]).max())
+        score = abs(np.log(tallest / (len(first) * max(width, 1.0)) / target))
+        if score < best_score - 0.05:  # more columns only for a clearly better shape
+            best, best_score = cuts, score
+    return best
+
+
+def _partition(
+    top: np.ndarray, bottom: np.ndarray, crossing: np.ndarray, height: float
+) -> np.ndarray:
+    """Cuts into columns about ``height`` tall, each where the fewest sources cross."""
+    layers = len(top)
     cuts: list[int] = []
-    for j in range(1, k):
-        ideal = top[0] + j * step
-        lo = cuts[-1] + 1 if cuts else 0
-        cand = np.arange(lo, len(top) - 1)
-        if not len(cand):
+    a = 0
+    while bottom[-1] - top[a] > height * 1.1 and a < layers - 1:  # the rest fits: done
+        hi = int(np.searchsorted(bottom, top[a] + height * 1.1, side="right")) - 1
+        lo = int(np.searchsorted(bottom, top[a] + height * 0.75, side="left"))
+        hi = min(max(hi, a), layers - 2)
+        lo = min(max(lo, a), hi)
+        cand = np.arange(lo, hi + 1)
+        cut = int(cand[np.lexsort((-cand, crossing[cand]))[0]])  # fewest, then latest
+        rest = bottom[-1] - top[cut + 1]
+        if rest < 0.3 * height and bottom[-1] - top[a] <= height * 1.4:
+            break  # no column for a short tail: the last one grows a little instead
+        cuts.append(cut)
+        a = cut + 1
+    return np.asarray(cuts, dtype=_I)
+
+
+def _balanced_height(top: np.ndarray, bottom: np.ndarray, k: int) -> float:
+    """The least column height that holds all layers in ``k`` columns (binary search on the
+    height, each test a greedy packing by ``searchsorted``)."""
+    lo = float((bottom - top).max())
+    hi = float(bottom[-1] - top[0])
+    for _ in range(32):
+        mid = (lo + hi) / 2
+        a, used = 0, 0
+        while a < len(top) and used <= k:
+            a = int(np.searchsorted(bottom, top[a] + mid, side="right"))
+            used += 1
+        if a >= len(top) and used <= k:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 1.0:
             break
-        near = cand[np.abs(bottom[cand] - ideal) <= 0.3 * step]
-        if not len(near):
-            near = cand[[int(np.argmin(np.abs(bottom[cand] - ideal)))]]
-        best = near[np.lexsort((np.abs(bottom[near] - ideal), crossing[near]))[0]]
-        cuts.append(int(best))
-    return np.unique(np.asarray(cuts, dtype=_I))
+    return hi
