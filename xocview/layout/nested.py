@@ -28,6 +28,7 @@ _I = np.int64
 FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
 TITLE_BAND = 22.0  # the band for a frame's title, above its content
 _AROUND = 8.0  # how far a path around a group box keeps from it
+_HEAD_GAP = 12.0  # between a frame's title and its header box
 
 
 @dataclass
@@ -155,6 +156,8 @@ def nested_layout(
         if lvl == root:
             continue
         seen = max(float(tw[lvl]), float(head[lvl]))  # what the title and header need
+        if not lr and owner[lvl] >= 0:  # the header stands right of the title
+            seen = float(tw[lvl] + _HEAD_GAP + head[lvl])
         if lr:  # laid out top-down, seen turned: the band runs along the layout's left
             inner = max(res.height, seen)
             box_w[lvl] = band[lvl] + res.width + FRAME_PAD
@@ -196,7 +199,7 @@ def nested_layout(
         x[owner[owned]] = left[owned] + band[owned] / 2
         y[owner[owned]] = top[owned] + box_h[owned] / 2
     else:
-        x[owner[owned]] = left[owned] + box_w[owned] / 2
+        x[owner[owned]] = left[owned] + FRAME_PAD + tw[owned] + _HEAD_GAP + head[owned] / 2
         y[owner[owned]] = top[owned] + band[owned] / 2
     head_span = np.full((c_count, 2), np.nan)  # x range of each header box (TB only)
     if not lr:
