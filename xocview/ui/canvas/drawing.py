@@ -127,6 +127,10 @@ def build_drawing(
     opened = set(expanded)
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
     h = Hierarchy(graph)
+    closed = h.is_group.copy()  # groups drawn closed; an open If or Loop lists its weights
+    for gid in opened:
+        if graph.index.has_node(gid):
+            closed[graph.index.node_position(gid)] = False
     folded = np.zeros(len(graph.tensors), dtype=bool)
     vis = _place_body_inputs(graph, vis)
     if not show_weights:
@@ -159,7 +163,7 @@ def build_drawing(
     rows: list[tuple[str, ...]] = (
         [()] * n
         if show_weights
-        else weight_rows(graph, vis.node_items, h.is_group, folded) + [()] * nt
+        else weight_rows(graph, vis.node_items, closed, folded) + [()] * nt
     )
     lengths = np.fromiter(
         (max(len(a), len(b) * 0.85) for a, b in zip(title, detail, strict=True)),
