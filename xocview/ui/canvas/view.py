@@ -24,7 +24,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu, QWidget
 
 from xocview.model import edits
-from xocview.ui.canvas.drawing import KIND_GROUP
+from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
 from xocview.ui.canvas.hit import hit_test
 from xocview.ui.canvas.legend import paint_legend
 from xocview.ui.canvas.minimap import Minimap
@@ -220,15 +220,26 @@ class GraphView(QGraphicsView):
         port = self.viewport().rect()
         half_w = port.width() / 2 / self.scale_factor
         half_h = port.height() / 2 / self.scale_factor
-        if self.doc.direction == "LR":
-            first = d.x - d.w / 2 <= float((d.x - d.w / 2).min()) + 1.0
-            y = float(d.y[first].mean()) if first.any() else d.height / 2
-            self.centerOn(QPointF(-_MARGIN + half_w, y))
-        else:
-            first = d.y - d.h / 2 <= float((d.y - d.h / 2).min()) + 1.0
-            x = float(d.x[first].mean()) if first.any() else d.width / 2
-            self.centerOn(QPointF(x, -_MARGIN + half_h))
+        x, y = self._inputs_at(d)
+        if self.doc.direction == "LR":  # inputs at the left edge, centred across
+            self.centerOn(QPointF(-_MARGIN + half_w, max(y, -_MARGIN + half_h)))
+        else:  # inputs at the top edge; a wrapped drawing shows its first column
+            self.centerOn(QPointF(max(x, -_MARGIN + half_w), -_MARGIN + half_h))
         self._follow_minimap()
+
+    @staticmethod
+    def _inputs_at(d: Drawing) -> tuple[float, float]:
+        """Where the graph starts: its input boxes, else the first boxes of the layout (the
+        leftmost of those on the top row, since columns of a wrapped drawing all start
+        there)."""
+        inputs = np.array([c == "input" for c in d.category], dtype=bool)
+        top = d.y - d.h / 2
+        if inputs.any():
+            first = inputs & (top <= float(top[inputs].min()) + 1.0)
+        else:
+            first = top <= float(top.min()) + 1.0
+            first &= d.x <= float(d.x[first].min()) + 1.0
+        return float(d.x[first].mean()), float(d.y[first].mean())
 
     def _drop_first_view(self) -> None:
         self._first_view_pending = False  # the relayout failed: the old picture stays
