@@ -83,6 +83,8 @@ def test_a_big_graph_opens_legible_on_its_inputs(qtbot, window, tmp_path: Path) 
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     d = view.doc.drawing
     assert seen.top() <= float((d.y - d.h / 2).min())  # the top row (the inputs) is on screen
+    inputs = [k for k, c in enumerate(d.category) if c == "input"]
+    assert inputs and all(seen.contains(QPointF(d.x[k], d.y[k])) for k in inputs)
     assert seen.height() < d.height / 2
     assert view.minimap.isVisible()
 

@@ -161,9 +161,7 @@ def build_drawing(
         cat.append(ten.kind)
     kind[nn:] = KIND_TENSOR
     rows: list[tuple[str, ...]] = (
-        [()] * n
-        if show_weights
-        else weight_rows(graph, vis.node_items, closed, folded) + [()] * nt
+        [()] * n if show_weights else weight_rows(graph, vis.node_items, closed, folded) + [()] * nt
     )
     lengths = np.fromiter(
         (max(len(a), len(b) * 0.85) for a, b in zip(title, detail, strict=True)),
