@@ -12,7 +12,7 @@ from typing import Any
 import onnx
 
 from xocview.formats.onnx.attrs import GRAPH_TYPES, attribute_value, node_attributes
-from xocview.formats.onnx.meta import graph_metadata, more_metadata, node_metadata
+from xocview.formats.onnx.meta import graph_metadata, more_metadata, node_metadata, torch_scopes
 from xocview.formats.onnx.text import NotText, text
 from xocview.formats.onnx.types import TypeTable, dtype_name
 from xocview.formats.onnx.weights import (
@@ -220,8 +220,9 @@ class Builder:
             if proto.attribute:
                 attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, None)
                 self.has_subgraphs |= graphs
-            if "/" in name and not subgraphs:
-                self.scope_member(name, len(nodes))
+            scoped = name if "/" in name else torch_scopes(proto)
+            if scoped and not subgraphs:
+                self.scope_member(scoped, len(nodes))
             nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
             if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
                 metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, None)
@@ -275,8 +276,11 @@ class Builder:
             metadata["omitted_outputs"] = omitted_out
         if parent is not None:
             metadata["parent_id"] = parent
-        elif not subgraphs and "/" in metadata.get("name", ""):
-            self.scope_member(metadata["name"], len(self.graph.nodes))
+        elif not subgraphs:
+            name = str(metadata.get("name", ""))
+            scoped = name if "/" in name else torch_scopes(proto)
+            if scoped:
+                self.scope_member(scoped, len(self.graph.nodes))
         self.graph.nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
         if subgraphs:  # the bodies' nodes become this node's children
             metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, call_attrs)

@@ -6,6 +6,7 @@ metadata_props), so that ONNX -> XOC JSON loses nothing but weight values.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import onnx
@@ -13,7 +14,7 @@ import onnx
 from xocview.formats.onnx.text import NotText, text
 from xocview.model.dotted import expand_dotted_if_possible
 
-__all__ = ["graph_metadata", "more_metadata", "node_metadata"]
+__all__ = ["graph_metadata", "more_metadata", "node_metadata", "torch_scopes"]
 
 
 def node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
@@ -34,6 +35,36 @@ def more_metadata(proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
     props = getattr(proto, "metadata_props", ())
     if props:
         metadata["metadata_props"] = _props(props)
+
+
+_NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def torch_scopes(proto: onnx.NodeProto) -> str:
+    """A scoped name (``/encoder/layer.0/attention/linear``) from the module path that
+    PyTorch's dynamo exporter records in metadata_props, or "" when it records none.
+
+    Its names are flat (``node_linear_3``); the path is a list of module names, each the
+    full dotted path (``['', 'encoder', 'encoder.layer.0', ..., 'linear']``), the last one
+    the operation's own name: each scope is named by what it adds to its parent's path.
+    """
+    for p in proto.metadata_props:
+        if p.key == _NAME_SCOPES:
+            parts = _QUOTED.findall(p.value)
+            break
+    else:
+        return ""
+    if len(parts) < 3:
+        return ""
+    names = []
+    parent = ""
+    for scope in parts[1:-1]:
+        names.append(
+            scope[len(parent) + 1 :] if parent and scope.startswith(parent + ".") else scope
+        )
+        parent = scope
+    return "/" + "/".join(n.replace("/", "_") for n in names) + "/" + parts[-1]
 
 
 def _props(props: Any) -> dict[str, Any]:

@@ -1,0 +1,72 @@
+"""Dynamo exports name nodes flatly (``node_linear_3``) and record the module path in
+metadata_props: the loader groups them by that path, as it groups ``/a/b/Op`` names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as oh
+
+from xocview.formats import load
+from xocview.formats.onnx.meta import torch_scopes
+from xocview.model import Hierarchy
+
+
+def _node(op: str, ins: list[str], outs: list[str], name: str, scopes: list[str]) -> onnx.NodeProto:
+    node = oh.make_node(op, ins, outs, name=name)
+    prop = node.metadata_props.add()
+    prop.key, prop.value = "pkg.torch.onnx.name_scopes", repr(scopes)
+    return node
+
+
+def test_the_module_path_becomes_a_scoped_name() -> None:
+    node = _node(
+        "MatMul",
+        ["a", "b"],
+        ["c"],
+        "node_linear",
+        ["", "encoder", "encoder.layer.0", "encoder.layer.0.attention", "linear"],
+    )
+    assert torch_scopes(node) == "/encoder/layer.0/attention/linear"
+    assert torch_scopes(oh.make_node("Relu", ["a"], ["b"])) == ""
+
+
+def test_a_dynamo_export_opens_with_module_groups(tmp_path: Path) -> None:
+    nodes = []
+    prev = "x"
+    for layer in range(2):
+        base = ["", "encoder", f"encoder.layer.{layer}"]
+        for k, (sub, op) in enumerate(
+            (("attention", "Relu"), ("attention", "Neg"), ("mlp", "Abs"), ("mlp", "Sigmoid"))
+        ):
+            out = f"t{layer}_{k}"
+            nodes.append(
+                _node(
+                    op,
+                    [prev],
+                    [out],
+                    f"node_{op}_{layer}",
+                    [*base, f"{base[-1]}.{sub}", op.lower()],
+                )
+            )
+            prev = out
+    nodes.append(oh.make_node("Identity", [prev], ["y"], name="node_out"))
+    graph = oh.make_graph(
+        nodes,
+        "dynamo",
+        [oh.make_tensor_value_info("x", T.FLOAT, [2])],
+        [oh.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    path = tmp_path / "dynamo.onnx"
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 18)]), str(path))
+    g = load(path)
+    h = Hierarchy(g)
+    names = {str(g.nodes[i].metadata.get("name")): i for i in range(len(g.nodes)) if h.is_group[i]}
+    assert {"encoder", "layer.0", "layer.1", "attention", "mlp"} <= set(names)
+    by_name = {str(n.metadata.get("name")): i for i, n in enumerate(g.nodes)}
+    relu = by_name["node_Relu_1"]
+    chain = [str(g.nodes[a].metadata.get("name")) for a in h.ancestors(relu)]
+    assert chain == ["attention", "layer.1", "encoder"]
+    assert h.parent[by_name["node_out"]] == -1  # a node without a path stays at the top
