@@ -4,10 +4,15 @@ Issue 16's check: `xocview render MODEL OUT.png` with no options draws the first
 aspect ratio should stay within 1:6 and 6:1 with 10 to 400 boxes drawn. This script builds the
 same first view (initial expansion, folded weights, the layout) for every ONNX light model and
 for generated torch-style exports (scoped /layers.i/attn/... names, random weights, no
-download), prints one row each and says which miss the targets. A script, not a test: the
-aspect target is not met yet for long chains, and the figures are what a session reports.
+download), prints one row each and says which miss the targets. With ``--torch`` it adds real
+exports of BERT, GPT-2, T5 and Whisper by both PyTorch exporters (``torch_exports.py``, small
+random models; needs ``pip install -e .[bench]``), whose rows also say how many nodes, scope
+groups and weight-passing Identity nodes (TorchScript's shared weights) they hold and how
+many of those Identity nodes are drawn as boxes. A script, not a test: the figures (and the
+exports, which need torch) are what a session reports; tests/ui/test_first_view.py checks the
+same targets on the light models.
 
-    python tests/perf/first_view.py [--layers 4 12 40]
+    python tests/perf/first_view.py [--layers 4 12 40] [--torch [--torch-layers 4 12]]
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import onnx
+import torch_exports
 from onnx_models import transformer_like
 from PySide6.QtGui import QGuiApplication
 
@@ -34,20 +41,89 @@ LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 ASPECT, BOXES = 6.0, (10, 400)
 
 
-def first_view(path: Path) -> tuple[int, float, float, float]:
-    """Boxes drawn, width, height (layout units) and seconds for the default first view."""
+@dataclass
+class View:
+    """A first view's size and cost, and the graph facts that explain it."""
+
+    boxes: int
+    width: float
+    height: float
+    seconds: float
+    nodes: int  # leaves: the operators of the file
+    groups: int  # groups, derived from scoped names or the file's own
+    weight_ids: int  # Identity leaves that read only weights (TorchScript's shared weights)
+    weight_id_boxes: int  # how many of them the first view draws as boxes
+
+    @property
+    def aspect(self) -> float:
+        return max(self.width, self.height) / max(min(self.width, self.height), 1.0)
+
+    @property
+    def ok(self) -> bool:
+        return self.aspect <= ASPECT and BOXES[0] <= self.boxes <= BOXES[1]
+
+
+def first_view(path: Path) -> View:
+    """The default first view of ``path``: what ``xocview render`` draws with no options."""
     start = time.perf_counter()
     graph = load(path)
     h = Hierarchy(graph)
     drawing = build_drawing(graph, initial_expanded(graph, h))
     seconds = time.perf_counter() - start
     boxes = int(((drawing.kind == KIND_NODE) | (drawing.kind == KIND_GROUP)).sum())
-    return boxes, drawing.width, drawing.height, seconds
+    weight_ids = {
+        i
+        for i, node in enumerate(graph.nodes)
+        if node.op_type == "Identity"
+        and not h.is_group[i]
+        and node.inputs
+        and all(graph.tensors[t].kind == "weight" for t in node.inputs)
+    }
+    drawn = drawing.item_node[drawing.kind == KIND_NODE].tolist()
+    return View(
+        boxes,
+        drawing.width,
+        drawing.height,
+        seconds,
+        int((~h.is_group).sum()),
+        int(h.is_group.sum()),
+        len(weight_ids),
+        sum(i in weight_ids for i in drawn),
+    )
+
+
+def torch_models(out_dir: Path, layers: list[int], hf_init: bool) -> list[Path]:
+    """Export BERT, GPT-2, T5 and Whisper by both exporters; an absent package or a failed
+    export is printed, not raised, so that the other rows still come."""
+    reason = torch_exports.missing()
+    if reason:
+        print(f"skipping torch exports: {reason}")
+        return []
+    torch_exports.quiet()
+    start = time.perf_counter()
+    done = torch_exports.make_exports(
+        out_dir,
+        layers,
+        report=lambda e: print(torch_exports.describe(e), flush=True),
+        hf_init=hf_init,
+    )
+    print(f"torch exports: {len(done)} in {time.perf_counter() - start:.1f} s, in {out_dir}")
+    return [e.path for e in done if e.path is not None]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, nargs="*", default=[4, 12, 40])
+    parser.add_argument("--torch", action="store_true", help="add BERT/GPT-2/T5/Whisper exports")
+    parser.add_argument("--torch-layers", type=int, nargs="+", default=[4, 12])
+    parser.add_argument(
+        "--torch-dir", type=Path, help="keep the torch exports here (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "--torch-hf-init",
+        action="store_true",
+        help="keep Hugging Face's init: equal biases then merge into weight Identity nodes",
+    )
     args = parser.parse_args()
     _app = QGuiApplication(sys.argv[:1])  # fonts for label sizes
     models = sorted(LIGHT.glob("*.onnx"))
@@ -56,16 +132,22 @@ def main() -> int:
             path = Path(tmp) / f"torch_style_{layers}_layers.onnx"
             onnx.save(transformer_like(layers * 10), str(path))
             models.append(path)
-        print(f"{'model':34} {'boxes':>6} {'width':>8} {'height':>8} {'aspect':>7} {'s':>6}  ok")
+        if args.torch:
+            folder = args.torch_dir or Path(tmp) / "torch"
+            models += torch_models(folder, args.torch_layers, args.torch_hf_init)
+        print(
+            f"{'model':34} {'boxes':>6} {'width':>8} {'height':>8} {'aspect':>7} {'s':>6}  ok  "
+            f"{'nodes':>6} {'groups':>6} {'wId':>4} {'wIdBox':>6}"
+        )
         missed = 0
         for path in models:
-            boxes, w, hgt, s = first_view(path)
-            aspect = max(w, hgt) / max(min(w, hgt), 1.0)
-            ok = aspect <= ASPECT and BOXES[0] <= boxes <= BOXES[1]
-            missed += not ok
+            v = first_view(path)
+            missed += not v.ok
             print(
-                f"{path.stem:34} {boxes:6d} {w:8.0f} {hgt:8.0f} {aspect:7.1f} {s:6.2f}  "
-                f"{'yes' if ok else 'no'}"
+                f"{path.stem:34} {v.boxes:6d} {v.width:8.0f} {v.height:8.0f} {v.aspect:7.1f} "
+                f"{v.seconds:6.2f}  {'yes' if v.ok else 'no ':3} {v.nodes:6d} {v.groups:6d} "
+                f"{v.weight_ids:4d} {v.weight_id_boxes:6d}",
+                flush=True,
             )
     print(f"{missed} of {len(models)} first views miss 1:{ASPECT:g}..{ASPECT:g}:1 or {BOXES}")
     return 0
