@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -196,7 +198,7 @@ def _through_boxes(
     """Boxes (not the edge's own ends) whose inside a polyline's straight pieces enter."""
     t = np.linspace(0.0, 1.0, 24)[:, None]
     hit: set[int] = set()
-    for a, b in zip(pts[:-1], pts[1:], strict=True):
+    for a, b in itertools.pairwise(pts):
         p = a + (b - a) * t
         inside = (np.abs(p[:, None, 0] - x) < w / 2 - 0.5) & (
             np.abs(p[:, None, 1] - y) < h / 2 - 0.5

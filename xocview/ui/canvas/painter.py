@@ -12,13 +12,14 @@ from typing import cast
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPolygonF
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPolygonF
 
 from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, ROW_H, Drawing
 from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
+from xocview.ui.canvas.labels import Placement, place_labels, title_band
 from xocview.ui.canvas.style import Style
 
-__all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing"]
+__all__ = ["LOD_DETAIL", "LOD_TITLES", "paint_drawing", "placed_labels"]
 
 LOD_TITLES = 0.3  # pixels per scene unit from which titles are drawn
 LOD_DETAIL = 0.65  # ... and from which attributes, curves, arrows and shape labels
@@ -47,6 +48,8 @@ def paint_drawing(
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, titles)
     _frames(painter, d, style, x0, y0, x1, y1, titles)
     _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
+    if detail:
+        _labels(painter, d, style, x0, y0, x1, y1)
     items = d.visible(x0, y0, x1, y1)
     _boxes(painter, d, style, items, titles, detail, heat)
     if selected >= 0:
@@ -95,10 +98,9 @@ def _frames(
 
 
 def frame_title_rect(outline: np.ndarray) -> QRectF:
-    """Where a frame's title (and its collapse control) is drawn and clicked: the top band
-    between the outline's first right point and its last left point."""
-    right, left = outline[0], outline[-1]
-    return QRectF(left[0] + 6, right[1] + 2, max(right[0] - left[0] - 12, 10.0), 14)
+    """Where a frame's title (and its collapse control) is drawn and clicked (shape labels keep
+    out of it)."""
+    return QRectF(*title_band(outline))
 
 
 _NO_VALUE, _HEAT = -1, 1 << 20  # fill codes of the far view besides category indices
@@ -192,15 +194,41 @@ def _edges(
     painter.setPen(style.edge_pen_highlight)
     for e in later:
         _edge(painter, d, e, style)
-    if detail:
-        painter.setFont(style.label_font)
-        painter.setPen(style.text)
-        for e in edges.tolist():
-            label = d.edge_label[e]
-            pts = d.edges[e]
-            if label and label != "?" and len(pts) >= 2:
-                mx, my = (pts[0] + pts[1]) / 2 if len(pts) == 2 else pts[len(pts) // 2]
-                painter.drawText(QPointF(mx + 4, my), label)
+
+
+def placed_labels(d: Drawing, style: Style) -> Placement:
+    """Where ``d``'s shape labels go in ``style``'s label font: placed once per drawing and
+    font, since placing weighs every label against its neighbours."""
+    font = style.label_font
+    key = ("labels", font.key())
+    cached = d.paint_cache.get("labels")
+    if not (isinstance(cached, tuple) and cached[0] == key):
+        metrics = QFontMetricsF(font)
+        line = max(metrics.height(), metrics.lineSpacing())  # two-line labels: Qt's spacing
+        cached = (key, place_labels(d, metrics.horizontalAdvance, line))
+        d.paint_cache["labels"] = cached
+    return cast(tuple[object, Placement], cached)[1]
+
+
+def _labels(
+    painter: QPainter, d: Drawing, style: Style, x0: float, y0: float, x1: float, y1: float
+) -> None:
+    """The placed shape labels that meet the exposed rectangle, each on a halo of the
+    background colour, so that an edge passing under a label does not cut its text."""
+    placed = placed_labels(d, style)
+    shown = placed.visible(x0, y0, x1, y1).tolist()
+    if not shown:
+        return
+    rects = [QRectF(placed.x[k], placed.y[k], placed.w[k], placed.h[k]) for k in shown]
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(style.label_halo)
+    for r in rects:
+        painter.drawRoundedRect(r, 3, 3)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setFont(style.label_font)
+    painter.setPen(style.text)
+    for r, k in zip(rects, shown, strict=True):
+        painter.drawText(r, Qt.AlignmentFlag.AlignCenter, placed.text[k])
 
 
 def _curve(pts: np.ndarray) -> QPainterPath:

@@ -64,6 +64,7 @@ class Style:
     title_font: QFont = field(default_factory=QFont)
     detail_font: QFont = field(default_factory=QFont)
     label_font: QFont = field(default_factory=QFont)
+    label_halo: QBrush = field(default_factory=QBrush)  # under shape labels: edges fade there
 
     def fill(self, category: str) -> QBrush:
         return self.fills.get(category) or self.fills["custom"]
@@ -100,6 +101,9 @@ def _make(name: str, colours: dict[str, str], dark: bool) -> Style:
     s.title_font.setBold(True)
     s.detail_font = QFont("DejaVu Sans", 8)
     s.label_font = QFont("DejaVu Sans", 7)
+    halo = QColor(bg)
+    halo.setAlpha(215)
+    s.label_halo = QBrush(halo)
     return s
 
 
