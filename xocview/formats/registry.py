@@ -12,6 +12,7 @@ from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
 from xocview.model.dotted import expand_dotted_if_possible
+from xocview.model.sections import add_section_groups, without_sections
 
 __all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]
 
@@ -53,12 +54,16 @@ def load(path: str | Path) -> Graph:
 
 def load_source(source: Source) -> tuple[Graph, ModuleType]:
     """The graph in ``source`` and the format that read it; the file is read once, whoever
-    asked for its bytes first (the GUI wants the format's name too). Raises as ``load``."""
+    asked for its bytes first (the GUI wants the format's name too). Raises as ``load``.
+
+    Levels too big to draw at once (a flat CNN export) get derived section groups, whatever the
+    format; ``check`` reads the file as it is, without them."""
     with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
         fmt = detect(source)
         graph = fmt.load(source)
         if not getattr(fmt, "EXPANDS_DOTTED_KEYS", False):
             _expand_metadata(graph)
+        add_section_groups(graph)
     return graph, fmt
 
 
@@ -103,8 +108,11 @@ def check(path: str | Path) -> tuple[Graph, list[Finding]]:
 
 
 def save(graph: Graph, path: str | Path) -> None:
-    """Write ``graph`` in the format its extension names; only XOC JSON is written today."""
+    """Write ``graph`` in the format its extension names; only XOC JSON is written today.
+
+    Derived section groups are left out: the next load makes them again."""
     path = Path(path)
+    graph = without_sections(graph)
     for fmt in FORMATS:
         if path.suffix.lower() in fmt.EXTENSIONS and hasattr(fmt, "save"):
             fmt.save(graph, path)

@@ -17,6 +17,7 @@ from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
+from xocview.model.boxes import CONSTANT_OPS
 
 __all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
 
@@ -36,14 +37,11 @@ LABEL_CHARS = 48
 ELLIPSIS = "\u2026"
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
-# Operators that only make a constant: folded with the weights when all they read are weights
-# (the ONNX "light" models make every weight with ConstantOfShape from a shape initializer;
-# TorchScript exports pass a shared weight through Identity).
-CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity"})
 # A drawing taller than this many times its width is wrapped into columns, brought near
 # WRAP_TARGET (height / width) so that a long chain fills a window instead of a strip.
 WRAP_ASPECT = 2.5
 WRAP_TARGET = 0.6
+LR_RANK_SEP = 88.0
 
 
 @dataclass
@@ -211,6 +209,8 @@ def build_drawing(
         direction=direction,
         order_hint=hint,
         wrap=(WRAP_ASPECT, WRAP_TARGET),
+        # across, the gap between layers carries the shape labels on one line
+        rank_sep=LR_RANK_SEP if direction == "LR" else 48.0,
     )
     labels = [elide(shape_text(graph.tensors[t])) for t in vis.edge_tensor.tolist()]
     d = Drawing(
@@ -433,6 +433,6 @@ def elide(text: str, limit: int = LABEL_CHARS) -> str:
 def _frame_title(graph: Graph, g: int) -> str:
     node = graph.nodes[g]
     name = str(node.metadata.get("name") or node.id)
-    if node.op_type in ("Scope", name):
+    if node.op_type in ("Scope", "Section", name):
         return elide(name)
     return f"{elide(name)}  ({elide(node.op_type, LABEL_CHARS // 2)})"
