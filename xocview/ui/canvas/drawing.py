@@ -19,7 +19,7 @@ from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
 from xocview.model.boxes import CONSTANT_OPS
 
-__all__ = ["LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
+__all__ = ["BADGE", "LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
 
 CHAR_W = 7.8  # average width of a bold title character at the base font size
 NODE_H = 34.0
@@ -30,6 +30,7 @@ MIN_W = 72.0
 ROW_H = 15.0  # one folded weight's row (role and shape) below a node's title and detail
 ROW_CHAR_W = 6.4  # average width of a row character (the detail font)
 PAD = 20.0
+BADGE = 16.0  # the margin a closed group's "+" badge takes, on each side to keep titles centred
 FRAME_TITLE = 16.0
 # Labels longer than this are cut with an ellipsis before boxes are sized: a file may name a
 # node with a million characters, and its box must still be a box (the Inspector shows more).
@@ -168,6 +169,7 @@ def build_drawing(
     )
     row_chars = np.fromiter((max(map(len, r), default=0) for r in rows), dtype=np.float64, count=n)
     w = np.maximum(MIN_W, np.maximum(lengths * CHAR_W, row_chars * ROW_CHAR_W) + PAD)
+    w += np.where(kind == KIND_GROUP, 2 * BADGE, 0.0)  # a closed group's "+" beside its title
     has_detail = np.fromiter((bool(d) for d in detail), dtype=bool, count=n)
     n_rows = np.fromiter((len(r) for r in rows), dtype=np.float64, count=n)
     hh = np.where(

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPolygonF
 
-from xocview.ui.canvas.drawing import KIND_GROUP, KIND_TENSOR, ROW_H, Drawing
+from xocview.ui.canvas.drawing import BADGE, KIND_GROUP, KIND_TENSOR, ROW_H, Drawing
 from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.labels import Placement, place_labels, title_band
 from xocview.ui.canvas.style import Style
@@ -299,6 +299,9 @@ def _boxes(
         rows = d.rows[i] if d.rows else ()
         if rows:  # title and detail keep the top of the box; the weight rows fill the rest
             r.setHeight(r.height() - len(rows) * ROW_H - 4.0)
+        if d.kind[i] == KIND_GROUP:  # the "+" badge keeps a margin of its own on both sides
+            badge = QRectF(r.right() - BADGE, r.top() + 2, BADGE - 2, 14)
+            r = r.adjusted(BADGE, 0, -BADGE, 0)
         if white is not None and levels is not None:
             level = int(levels[i])
             if level < 0:
@@ -317,9 +320,7 @@ def _boxes(
             painter.setFont(title_font)
             painter.drawText(r, Qt.AlignmentFlag.AlignCenter, _fit(painter, d, i, 0, r))
         if d.kind[i] == KIND_GROUP and detail:
-            painter.drawText(
-                QRectF(r.right() - 16, r.top() + 2, 14, 14), Qt.AlignmentFlag.AlignCenter, "+"
-            )
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, "+")
         if rows and detail:
             _rows(painter, d, i, r, style)
 
