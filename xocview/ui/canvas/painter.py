@@ -231,15 +231,29 @@ def _labels(
         painter.drawText(r, Qt.AlignmentFlag.AlignCenter, placed.text[k])
 
 
+CORNER = 14.0  # the largest radius with which an edge rounds a corner of its route
+
+
+def corner_points(pts: np.ndarray, radius: float = CORNER) -> np.ndarray:
+    """Each interior point of a route as (before, corner, after): where the rounding starts,
+    the control point and where it ends, at most ``radius`` from the corner (half a segment
+    at most). Rounding only near the corners keeps the curve on the route the layout made
+    around the boxes; rounding to segment midpoints cut across boxes on long segments."""
+    seg = np.diff(pts, axis=0)
+    length = np.hypot(seg[:, 0], seg[:, 1])
+    unit = seg / np.maximum(length, 1e-9)[:, None]
+    r = np.minimum(radius, np.minimum(length[:-1], length[1:]) / 2)[:, None]
+    corner = pts[1:-1]
+    return np.stack([corner - unit[:-1] * r, corner, corner + unit[1:] * r], axis=1)
+
+
 def _curve(pts: np.ndarray) -> QPainterPath:
-    """A smooth curve through the dummies: quadratic pieces between midpoints."""
+    """A route with its corners rounded (see ``corner_points``)."""
     path = QPainterPath(QPointF(*pts[0]))
-    if len(pts) == 2:
-        path.lineTo(QPointF(*pts[1]))
-        return path
-    mids = ((pts[1:-1] + pts[2:]) / 2).tolist()
-    for (cx, cy), (mx, my) in zip(pts[1:-1].tolist(), mids, strict=True):
-        path.quadTo(cx, cy, mx, my)
+    if len(pts) > 2:
+        for (ax, ay), (cx, cy), (bx, by) in corner_points(pts).tolist():
+            path.lineTo(ax, ay)
+            path.quadTo(cx, cy, bx, by)
     path.lineTo(QPointF(*pts[-1]))
     return path
 

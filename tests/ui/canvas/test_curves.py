@@ -1,0 +1,54 @@
+"""The painted edge curves (not only the layout's routes) stay out of the boxes they do not
+join, on first views of real models in both directions: a curve rounds only the corners."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.perf.onnx_models import transformer_like
+from xocview.formats import load
+from xocview.model import Hierarchy
+from xocview.ui.canvas.drawing import build_drawing
+from xocview.ui.canvas.painter import CORNER, _curve, corner_points
+from xocview.ui.document import initial_expanded
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
+
+
+def _models(tmp: Path) -> list[Path]:
+    found = [LIGHT / f"light_{m}.onnx" for m in ("inception_v1", "resnet50", "vgg19")]
+    found += [CORPUS / "nnvm" / "mxnet08_mtcnn_det4-symbol.json"]
+    path = tmp / "torch_like.onnx"
+    onnx.save(transformer_like(120), str(path))
+    return [p for p in found if p.is_file()] + [path]
+
+
+def test_corners_are_rounded_within_the_radius() -> None:
+    route = np.array([[0.0, 0.0], [0.0, 500.0], [300.0, 500.0], [300.0, 510.0]])
+    before, corner, after = corner_points(route).transpose(1, 0, 2)
+    assert np.allclose(corner, route[1:-1])
+    # the long corner rounds with the full radius, the one beside a 10-unit segment with half
+    assert np.allclose(np.hypot(*(before - corner).T), [CORNER, 5.0])
+    assert np.allclose(np.hypot(*(after - corner).T), [CORNER, 5.0])
+
+
+@pytest.mark.parametrize("direction", ["TB", "LR"])
+def test_painted_curves_go_around_boxes(qapp, tmp_path: Path, direction: str) -> None:  # type: ignore[no-untyped-def]
+    for path in _models(tmp_path):
+        graph = load(path)
+        d = build_drawing(graph, initial_expanded(graph, Hierarchy(graph)), direction=direction)
+        for e, pts in enumerate(d.edges):
+            curve = _curve(pts)
+            t = np.linspace(0.0, 1.0, 200)
+            xy = np.array([[p.x(), p.y()] for p in map(curve.pointAtPercent, t)])
+            inside = (np.abs(xy[:, None, 0] - d.x) < d.w / 2 - 1.0) & (
+                np.abs(xy[:, None, 1] - d.y) < d.h / 2 - 1.0
+            )
+            hit = set(np.flatnonzero(inside.any(axis=0)).tolist())
+            hit -= {int(d.edge_src[e]), int(d.edge_dst[e])}
+            assert not hit, f"{path.name} {direction}: edge {e} is painted through boxes {hit}"
