@@ -29,6 +29,7 @@ FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
 TITLE_BAND = 22.0  # the band for a frame's title, above its content
 _AROUND = 8.0  # how far a path around a group box keeps from it
 _HEAD_GAP = 12.0  # between a frame's title and its header box
+_BELOW_HEAD = 28.0  # between a header box and the frame's content: its edges show
 
 
 @dataclass
@@ -123,7 +124,7 @@ def nested_layout(
     box_w = np.zeros(c_count)
     box_h = np.zeros(c_count)
     band = np.full(c_count, TITLE_BAND)  # across the top of the frame as seen
-    band[owned] = (w if lr else h)[owner[owned]] + 8.0
+    band[owned] = (w if lr else h)[owner[owned]] + 8.0 + _BELOW_HEAD
     head = np.zeros(c_count)  # the header box's width as seen
     head[owned] = (h if lr else w)[owner[owned]]
     content_dx = np.zeros(c_count + 1)
@@ -195,12 +196,13 @@ def nested_layout(
         x[units[sel]] = origin[lvl, 0] + res.x[sel]
         y[units[sel]] = origin[lvl, 1] + res.y[sel]
         rank[units[sel]] = res.rank[sel]
+    along = 4.0 + (w if lr else h)[owner[owned]] / 2  # the header's centre, into the band
     if lr:
-        x[owner[owned]] = left[owned] + band[owned] / 2
+        x[owner[owned]] = left[owned] + along
         y[owner[owned]] = top[owned] + box_h[owned] / 2
     else:
         x[owner[owned]] = left[owned] + FRAME_PAD + tw[owned] + _HEAD_GAP + head[owned] / 2
-        y[owner[owned]] = top[owned] + band[owned] / 2
+        y[owner[owned]] = top[owned] + along
     head_span = np.full((c_count, 2), np.nan)  # x range of each header box (TB only)
     if not lr:
         head_span[owned, 0] = x[owner[owned]] - w[owner[owned]] / 2 - 8.0
@@ -209,8 +211,15 @@ def nested_layout(
     for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
         if plan:
             lines.append(_join(plan, results, origin, top, box_h, head_span, left, box_w))
-        else:  # between a group's header and its own members: a straight line
-            lines.append(np.array([[x[s_item], y[s_item]], [x[d_item], y[d_item]]]))
+        else:  # between a group's header and its own members: straight down
+            lines.append(
+                np.array(
+                    [
+                        [x[s_item], y[s_item] + h[s_item] / 2],
+                        [x[d_item], y[d_item] - h[d_item] / 2],
+                    ]
+                )
+            )
     heads = np.flatnonzero(np.isin(dst, owner[owned]))
     for e in heads.tolist():  # an edge into an open If or Loop ends on its header box
         t = int(dst[e])
