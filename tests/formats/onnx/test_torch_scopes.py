@@ -70,3 +70,28 @@ def test_a_dynamo_export_opens_with_module_groups(tmp_path: Path) -> None:
     chain = [str(g.nodes[a].metadata.get("name")) for a in h.ancestors(relu)]
     assert chain == ["attention", "layer.1", "encoder"]
     assert h.parent[by_name["node_out"]] == -1  # a node without a path stays at the top
+
+
+def test_a_node_the_exporter_left_unscoped_joins_the_scope_around_it(tmp_path: Path) -> None:
+    base = ["", "h.0", "h.0.attn"]
+    nodes = [
+        _node("Relu", ["x"], ["a"], "node_proj", [*base, "h.0.attn.c_attn", "linear"]),
+        oh.make_node("Split", ["a"], ["q", "k"], axis=0, num_outputs=2, name="node_Split_9"),
+        _node("Add", ["q", "k"], ["s"], "node_add", [*base, "add"]),
+        _node("Neg", ["s"], ["t"], "node_neg", [*base, "neg"]),
+        oh.make_node("Abs", ["t"], ["y"], name="node_abs"),  # feeds the output: stays on top
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "g",
+        [oh.make_tensor_value_info("x", T.FLOAT, [4])],
+        [oh.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    path = tmp_path / "split.onnx"
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 18)]), str(path))
+    g = load(path)
+    h = Hierarchy(g)
+    by_name = {str(n.metadata.get("name")): i for i, n in enumerate(g.nodes)}
+    parent = h.parent[by_name["node_Split_9"]]
+    assert parent >= 0 and g.nodes[parent].metadata.get("name") == "attn"
+    assert h.parent[by_name["node_abs"]] == -1
