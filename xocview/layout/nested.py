@@ -203,9 +203,12 @@ def nested_layout(
     else:
         x[owner[owned]] = left[owned] + FRAME_PAD + tw[owned] + _HEAD_GAP + head[owned] / 2
         y[owner[owned]] = top[owned] + along
-    head_span = np.full((c_count, 2), np.nan)  # x range of each header box (TB only)
+    # what an entering edge must not cross in each frame's top band: the title (and the
+    # header box after it); TB only, since across the band is not on the entering side
+    head_span = np.full((c_count, 2), np.nan)
     if not lr:
-        head_span[owned, 0] = x[owner[owned]] - w[owner[owned]] / 2 - 8.0
+        head_span[:, 0] = left
+        head_span[:, 1] = left + FRAME_PAD + tw + 8.0
         head_span[owned, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
     lines = []
     for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
@@ -330,9 +333,8 @@ def _join(
         elif side > 0:
             lo, hi = head_span[lvl]
             px, py = pts[0]
-            if lo < px < hi:
-                ex = lo if px - lo < hi - px else hi
-                pts = np.vstack([[ex, top[lvl]], [ex, py], pts])
+            if lo < px < hi:  # come in right of the title, then across under it
+                pts = np.vstack([[hi, top[lvl]], [hi, py], pts])
             else:
                 pts = np.vstack([[px, top[lvl]], pts])
         parts.append(pts.copy())

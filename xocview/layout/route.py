@@ -122,7 +122,7 @@ def _stay_in_gaps(
 def _self_loop(cx: float, cy: float, w: float, h: float) -> np.ndarray:
     """A small loop on the node's right side: out and back in."""
     right = cx + w / 2
-    reach = max(12.0, h / 2)
+    reach = 12.0  # half the least gap between neighbours (node_sep 24): it meets no box
     return np.array(
         [
             [right, cy - h / 4],

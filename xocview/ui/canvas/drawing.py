@@ -21,7 +21,7 @@ from xocview.model.boxes import CONSTANT_OPS
 
 __all__ = ["BADGE", "LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
 
-CHAR_W = 7.8  # average width of a bold title character at the base font size
+CHAR_W = 8.6  # a bold title character at the base font size (ONNX op names: mean 8.5)
 NODE_H = 34.0
 NODE_H_DETAIL = 46.0
 TENSOR_H = 24.0
