@@ -216,3 +216,25 @@ def test_edges_go_around_the_boxes_they_do_not_join(g: tuple) -> None:
     )
     for e, pts in enumerate(r.points):
         assert not _through_boxes(pts, r.x, r.y, w, h, {int(src[e]), int(dst[e])}), e
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=nestings(), widths=st.lists(st.floats(min_value=0, max_value=200), min_size=4, max_size=4))
+def test_no_edge_crosses_a_frame_title(g: tuple, widths: list[float]) -> None:
+    n, src, dst, w, h, member, parent, _ = g
+    tw = np.array(widths[: len(parent)])
+    r = nested_layout(n, src, dst, w, h, member=member, parent=parent, title_width=tw)
+    t = np.linspace(0.0, 1.0, 24)[:, None]
+    for c, outline in enumerate(r.outlines):
+        x0, y0, _, _ = _rect(outline)
+        span = (x0 + 14.0, y0 + 2.0, x0 + 14.0 + tw[c], y0 + TITLE_BAND - 2.0)
+        for e, pts in enumerate(r.points):
+            for a, b in itertools.pairwise(pts):
+                p = a + (b - a) * t
+                inside = (
+                    (p[:, 0] > span[0])
+                    & (p[:, 0] < span[2])
+                    & (p[:, 1] > span[1])
+                    & (p[:, 1] < span[3])
+                )
+                assert not inside.any(), f"edge {e} crosses the title of group {c}"
