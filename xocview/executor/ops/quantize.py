@@ -1,11 +1,10 @@
-"""Linear quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-QLinearMatMul, QLinearConv and ConvInteger.
+"""Linear quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (the
+integer products, QLinearMatMul, QLinearConv and ConvInteger, are in qlinear.py).
 
 Quantized values are the integer types numpy holds (int8, uint8, int16, uint16; int32 for
 DequantizeLinear's input). float8, float4, int4 and int2 are refused by name: the runtime
 usually refuses their tensors first. Rounding is half to even (np.rint), then the result
-saturates to the type's range. Integer products are summed in float64, exact for any sum below
-2**53 and handed to BLAS, as MatMulInteger does.
+saturates to the type's range.
 """
 
 from __future__ import annotations
@@ -15,16 +14,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from xocview.executor.ops.constants import onnx_numpy_dtype
-from xocview.executor.ops.conv import conv
 from xocview.executor.registry import kernel
 
 __all__ = [
-    "conv_integer",
+    "EIGHT_BIT",
+    "check_dtype",
+    "check_float",
     "dequantize_linear",
     "dynamic_quantize_linear",
-    "qlinear_conv",
-    "qlinear_matmul",
     "quantize_linear",
+    "quantize_rounded",
 ]
 
 # The quantized types numpy holds, and the range each saturates to.
@@ -32,14 +31,14 @@ _RANGES: dict[np.dtype, tuple[int, int]] = {
     np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
     for t in (np.int8, np.uint8, np.int16, np.uint16)
 }
-_EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
+EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
 def _names(dtypes: Sequence[np.dtype]) -> str:
     return ", ".join(str(d) for d in dtypes)
 
 
-def _check_dtype(op: str, name: str, a: np.ndarray, allowed: Sequence[np.dtype]) -> None:
+def check_dtype(op: str, name: str, a: np.ndarray, allowed: Sequence[np.dtype]) -> None:
     """ValueError ("not supported") unless ``a`` has one of the ``allowed`` dtypes."""
     if a.dtype not in allowed:
         raise ValueError(
@@ -47,7 +46,7 @@ def _check_dtype(op: str, name: str, a: np.ndarray, allowed: Sequence[np.dtype])
         )
 
 
-def _check_float(op: str, name: str, a: np.ndarray) -> None:
+def check_float(op: str, name: str, a: np.ndarray) -> None:
     """ValueError ("not supported") unless ``a`` holds floats (ml_dtypes' bfloat16 counts)."""
     if a.dtype.kind not in "fV":
         raise ValueError(f"{op}: {name} of dtype {a.dtype} is not supported; expected a float")
@@ -99,7 +98,7 @@ def _saturate(q: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _quantize_rounded(q: np.ndarray, zero: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
+def quantize_rounded(q: np.ndarray, zero: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
     """saturate(rint(q) + zero) in ``dtype``, the zero point added exactly in float64."""
     r = np.rint(q).astype(np.float64)
     if zero is not None:
@@ -177,7 +176,7 @@ def _quantize(
         q = np.divide(xs, scale.astype(rounded_to).astype(work))
         if rounded_to != work:
             q = q.astype(rounded_to).astype(work)
-        return _quantize_rounded(q, zero, dtype)
+        return quantize_rounded(q, zero, dtype)
 
 
 @kernel("QuantizeLinear", since=10)
@@ -270,8 +269,8 @@ def _dequantize(
     the output's type otherwise, then is rounded to the output type.
     """
     op = "DequantizeLinear"
-    _check_dtype(op, "x", x, _DEQUANT_INPUTS)
-    _check_float(op, "x_scale", x_scale)
+    check_dtype(op, "x", x, _DEQUANT_INPUTS)
+    check_float(op, "x_scale", x_scale)
     out = _dtype_attribute(op, "output_dtype", output_dtype) if output_dtype else x_scale.dtype
     if out.kind not in "fV":
         raise ValueError(f"{op}: output_dtype {output_dtype} ({out}) is not supported")
@@ -348,193 +347,12 @@ def dynamic_quantize_linear(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     A range of zero (x empty or all zeros) gives scale 1, as onnxruntime does.
     """
     op = "DynamicQuantizeLinear"
-    _check_dtype(op, "x", x, (np.dtype(np.float32),))
+    check_dtype(op, "x", x, (np.dtype(np.float32),))
     f = np.float32
     hi = f(max(0.0, float(np.max(x)))) if x.size else f(0)
     lo = f(min(0.0, float(np.min(x)))) if x.size else f(0)
     scale = f(1) if hi == lo else f(hi - lo) / f(255)
     zero = np.rint(np.clip(f(0) - lo / scale, 0, 255))
     with np.errstate(invalid="ignore", over="ignore"):
-        y = _quantize_rounded(x / scale, np.asarray(zero, dtype=np.float64), np.dtype(np.uint8))
+        y = quantize_rounded(x / scale, np.asarray(zero, dtype=np.float64), np.dtype(np.uint8))
     return y, np.asarray(scale, dtype=x.dtype), np.asarray(zero, dtype=np.uint8)
-
-
-# --- QLinearMatMul -------------------------------------------------------------------------------
-
-
-def _requantize(
-    acc: np.ndarray,
-    multiplier: np.ndarray,
-    y_zero_point: np.ndarray,
-    op: str,
-) -> np.ndarray:
-    """saturate(rint(acc * multiplier) + y_zero_point) in y_zero_point's dtype."""
-    _check_dtype(op, "y_zero_point", y_zero_point, _EIGHT_BIT)
-    zero = y_zero_point.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return _quantize_rounded(acc * multiplier.astype(np.float64), zero, y_zero_point.dtype)
-
-
-def _per_row(p: np.ndarray) -> np.ndarray:
-    """A 1-D per-row parameter of A (M entries) as a column; other shapes broadcast as given."""
-    return p.reshape(-1, 1) if p.ndim == 1 and p.size > 1 else p
-
-
-@kernel("QLinearMatMul", since=10)
-def qlinear_matmul(
-    a: np.ndarray,
-    a_scale: np.ndarray,
-    a_zero_point: np.ndarray,
-    b: np.ndarray,
-    b_scale: np.ndarray,
-    b_zero_point: np.ndarray,
-    y_scale: np.ndarray,
-    y_zero_point: np.ndarray,
-) -> np.ndarray:
-    """saturate(rint((A - a_zero) @ (B - b_zero) * a_scale * b_scale / y_scale) + y_zero).
-
-    Per-row A and per-column B parameters broadcast (a 1-D per-row one has M entries). The
-    requantisation multiplier is computed in the scales' own type, as onnx's reference does.
-    Opset 21 only added float16 and bfloat16 scales.
-    """
-    op = "QLinearMatMul"
-    for name, t in (("a", a), ("a_zero_point", a_zero_point), ("b", b)):
-        _check_dtype(op, name, t, _EIGHT_BIT)
-    _check_dtype(op, "b_zero_point", b_zero_point, _EIGHT_BIT)
-    for name, s in (("a_scale", a_scale), ("b_scale", b_scale), ("y_scale", y_scale)):
-        _check_float(op, name, s)
-    a64 = a.astype(np.float64) - _per_row(a_zero_point).astype(np.float64)
-    b64 = b.astype(np.float64) - b_zero_point.astype(np.float64)
-    acc = np.matmul(a64, b64)
-    multiplier = np.asarray(_per_row(a_scale) * b_scale / y_scale)
-    return _requantize(acc, multiplier, y_zero_point, op)
-
-
-# --- ConvInteger and QLinearConv -----------------------------------------------------------------
-
-
-def _shifted(
-    op: str,
-    x: np.ndarray,
-    x_zero_point: np.ndarray | None,
-    w: np.ndarray,
-    w_zero_point: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """x - x_zero_point and w - w_zero_point in float64 (exact integers), so that the Conv
-    kernel pads with the zero point. w_zero_point may hold one entry per output channel."""
-    _check_dtype(op, "x", x, _EIGHT_BIT)
-    _check_dtype(op, "w", w, _EIGHT_BIT)
-    if x.ndim < 3:
-        raise ValueError(f"{op}: x has shape {list(x.shape)}; expected (N, C, d1, ...)")
-    xs = x.astype(np.float64)
-    if x_zero_point is not None:
-        _check_dtype(op, "x_zero_point", x_zero_point, (x.dtype,))
-        if x_zero_point.size != 1:
-            raise ValueError(
-                f"{op}: x_zero_point has shape {list(x_zero_point.shape)}; "
-                "a per-channel x_zero_point is not supported"
-            )
-        xs -= float(x_zero_point.reshape(-1)[0])
-    ws = w.astype(np.float64)
-    if w_zero_point is not None:
-        _check_dtype(op, "w_zero_point", w_zero_point, (w.dtype,))
-        if w_zero_point.size == 1:
-            ws -= float(w_zero_point.reshape(-1)[0])
-        elif w_zero_point.shape == (w.shape[0],):
-            ws -= w_zero_point.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
-        else:
-            raise ValueError(
-                f"{op}: w_zero_point has shape {list(w_zero_point.shape)}; "
-                f"expected a scalar or [{w.shape[0]}]"
-            )
-    return xs, ws
-
-
-@kernel("ConvInteger", since=10)
-def conv_integer(
-    x: np.ndarray,
-    w: np.ndarray,
-    x_zero_point: np.ndarray | None = None,
-    w_zero_point: np.ndarray | None = None,
-    *,
-    auto_pad: str = "NOTSET",
-    dilations: Sequence[int] | None = None,
-    group: int = 1,
-    kernel_shape: Sequence[int] | None = None,
-    pads: Sequence[int] | None = None,
-    strides: Sequence[int] | None = None,
-) -> np.ndarray:
-    """Conv of the zero-point-shifted 8-bit operands, as int32."""
-    xs, ws = _shifted("ConvInteger", x, x_zero_point, w, w_zero_point)
-    y = conv(
-        xs,
-        ws,
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
-    return np.rint(y).astype(np.int32)
-
-
-@kernel("QLinearConv", since=10)
-def qlinear_conv(
-    x: np.ndarray,
-    x_scale: np.ndarray,
-    x_zero_point: np.ndarray,
-    w: np.ndarray,
-    w_scale: np.ndarray,
-    w_zero_point: np.ndarray,
-    y_scale: np.ndarray,
-    y_zero_point: np.ndarray,
-    B: np.ndarray | None = None,
-    *,
-    auto_pad: str = "NOTSET",
-    dilations: Sequence[int] | None = None,
-    group: int = 1,
-    kernel_shape: Sequence[int] | None = None,
-    pads: Sequence[int] | None = None,
-    strides: Sequence[int] | None = None,
-) -> np.ndarray:
-    """saturate(rint((conv(x - x_zero, w - w_zero) + B) * x_scale * w_scale / y_scale) + y_zero).
-
-    w_scale and w_zero_point may hold one entry per output channel; B is int32, quantised with
-    scale x_scale * w_scale and zero point 0.
-    """
-    op = "QLinearConv"
-    for name, s in (("x_scale", x_scale), ("w_scale", w_scale), ("y_scale", y_scale)):
-        _check_float(op, name, s)
-    xs, ws = _shifted(op, x, x_zero_point, w, w_zero_point)
-    acc = conv(
-        xs,
-        ws,
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
-    spatial = (1,) * (acc.ndim - 2)
-    if B is not None:
-        _check_dtype(op, "B", B, (np.dtype(np.int32),))
-        if B.shape != (w.shape[0],):
-            raise ValueError(f"{op}: B has shape {list(B.shape)}; expected [{w.shape[0]}]")
-        acc += B.astype(np.float64).reshape((1, -1, *spatial))
-    if w_scale.size == 1:
-        wsc = w_scale.reshape(())
-    elif w_scale.shape == (w.shape[0],):
-        wsc = w_scale.reshape((1, -1, *spatial))
-    else:
-        raise ValueError(
-            f"{op}: w_scale has shape {list(w_scale.shape)}; expected a scalar or [{w.shape[0]}]"
-        )
-    multiplier = np.asarray(x_scale.reshape(()) * wsc / y_scale.reshape(()))
-    if y_zero_point.size != 1:
-        raise ValueError(
-            f"{op}: y_zero_point has shape {list(y_zero_point.shape)}; "
-            "a per-channel y_zero_point is not supported"
-        )
-    return _requantize(acc, multiplier, y_zero_point.reshape(()), op)
