@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from xocview.model.graph import Graph
     from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["CONSTANT_OPS", "box_weights"]
+__all__ = ["CONSTANT_OPS", "box_weights", "folded_constants"]
 
 # Operators that only make a constant, folded with the weights when all they read are weights
 # (the ONNX light models make every weight with ConstantOfShape from a shape initializer;
@@ -24,27 +24,29 @@ __all__ = ["CONSTANT_OPS", "box_weights"]
 CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity"})
 
 
-def box_weights(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
-    """Per node position, 0 for a leaf of ``CONSTANT_OPS`` that reads only weights and makes
-    only activations (what the drawing folds), else 1 (int64)."""
-    nodes, tensors, index = graph.nodes, graph.tensors, graph.index
+def folded_constants(graph: Graph, is_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which nodes fold into their readers, and which tensors are folded (weights, and what
+    those nodes make): a leaf of ``CONSTANT_OPS`` whose inputs are all folded and whose
+    outputs are all activations. The drawing and the box counts both read this.
+
+    Candidates are found by op type at once; only they are visited, in file order, so that a
+    constant made from a folded constant folds too.
+    """
+    nodes, tensors = graph.nodes, graph.tensors
     n, nt = len(nodes), len(tensors)
+    folded = np.fromiter((t.kind == "weight" for t in tensors), dtype=bool, count=nt)
+    node_folded = np.zeros(n, dtype=bool)
     const = np.fromiter((nd.op_type in CONSTANT_OPS for nd in nodes), dtype=bool, count=n)
-    const &= ~hierarchy.is_group
-    if not const.any():
-        return np.ones(n, dtype=np.int64)
-    kinds = [t.kind for t in tensors]
-    weight = np.fromiter((k == "weight" for k in kinds), dtype=bool, count=nt)
-    activation = np.fromiter((k == "activation" for k in kinds), dtype=bool, count=nt)
-    const &= ~_any_not(index.node_in_ptr, index.node_in, weight, n)
-    const &= ~_any_not(index.node_out_ptr, index.node_out, activation, n)
-    return (~const).astype(np.int64)
+    for i in np.flatnonzero(const & ~is_group[:n]).tolist():
+        node = nodes[i]
+        if all(0 <= t < nt and folded[t] for t in node.inputs) and all(
+            0 <= t < nt and tensors[t].kind == "activation" for t in node.outputs
+        ):
+            node_folded[i] = True
+            folded[node.outputs] = True
+    return node_folded, folded
 
 
-def _any_not(ptr: np.ndarray, flat: np.ndarray, ok: np.ndarray, n: int) -> np.ndarray:
-    """Per node, whether any of its CSR tensors (``ptr``/``flat``) is out of range or not ``ok``."""
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr[: n + 1]))
-    inside = (flat >= 0) & (flat < len(ok))
-    bad = ~inside
-    bad[inside] = ~ok[flat[inside]]
-    return np.bincount(owner[bad], minlength=n) > 0
+def box_weights(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
+    """Per node position, 0 for a node the drawing folds (``folded_constants``), else 1."""
+    return (~folded_constants(graph, hierarchy.is_group)[0]).astype(np.int64)

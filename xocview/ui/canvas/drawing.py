@@ -17,9 +17,17 @@ from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
-from xocview.model.boxes import CONSTANT_OPS
+from xocview.model.boxes import CONSTANT_OPS, folded_constants
 
-__all__ = ["BADGE", "LABEL_CHARS", "Drawing", "build_drawing", "elide", "weight_rows"]
+__all__ = [
+    "BADGE",
+    "CONSTANT_OPS",
+    "LABEL_CHARS",
+    "Drawing",
+    "build_drawing",
+    "elide",
+    "weight_rows",
+]
 
 CHAR_W = 8.6  # a bold title character at the base font size (ONNX op names: mean 8.5)
 NODE_H = 34.0
@@ -354,19 +362,9 @@ def _fold_constants(
 ) -> tuple[VisibleGraph, np.ndarray]:
     """``vis`` without the boxes of constant-making nodes that read only weights, and which
     tensors are folded (weights, and what those nodes make); their edges go with them."""
-    tensors, nodes = graph.tensors, graph.nodes
-    folded = np.fromiter((t.kind == "weight" for t in tensors), dtype=bool, count=len(tensors))
+    node_folded, folded = folded_constants(graph, is_group)
     drop = np.zeros(vis.num_items, dtype=bool)
-    for k, i in enumerate(vis.node_items.tolist()):
-        node = nodes[i]
-        if (
-            node.op_type in CONSTANT_OPS
-            and not is_group[i]
-            and all(folded[t] for t in node.inputs)
-            and all(tensors[t].kind == "activation" for t in node.outputs)
-        ):
-            drop[k] = True
-            folded[node.outputs] = True
+    drop[: len(vis.node_items)] = node_folded[vis.node_items]
     if not drop.any():
         return vis, folded
     return _drop_items(vis, drop), folded
