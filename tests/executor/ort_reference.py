@@ -91,7 +91,7 @@ def ours(
     kwargs = dict(attrs or {})
     if k.wants_num_outputs:
         kwargs["num_outputs"] = num_outputs
-    out = k.fn(*inputs, **kwargs)
+    out = k.call(*inputs, **kwargs)
     outs = list(out) if isinstance(out, tuple) else [out]
     return [np.asarray(o) for o in outs[:num_outputs]]
 

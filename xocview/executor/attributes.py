@@ -10,7 +10,7 @@ import numpy as np
 
 from xocview.errors import shorten
 from xocview.model import Node
-from xocview.model.dtypes import DTYPES
+from xocview.model.dtypes import DTYPES, numpy_type
 from xocview.model.schema import attribute_types
 
 __all__ = ["check_attribute_types", "kernel_kwargs", "tensor_attribute"]
@@ -26,7 +26,8 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
     if not isinstance(spec, dict):
         raise ValueError(f"attribute {name!r}: expected a tensor object, got {type(spec).__name__}")
     info = DTYPES.get(str(spec.get("dtype")))
-    if info is None or info.numpy is None:
+    dtype = numpy_type(info.name) if info is not None else None
+    if info is None or dtype is None:
         raise ValueError(f"attribute {name!r}: tensor dtype {spec.get('dtype')} is not supported")
     if "values" not in spec:
         raise ValueError(
@@ -34,10 +35,10 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
         )
     try:
         values = spec["values"]
-        if info.numpy.startswith("complex"):
+        if dtype.kind == "c":
             values = [complex(re, im) for re, im in values]
         shape = [int(d) for d in spec.get("shape", [])]
-        return np.array(values, dtype=info.numpy).reshape(shape)
+        return np.array(values, dtype=dtype).reshape(shape)
     except (TypeError, ValueError, OverflowError) as e:  # a damaged file's values or shape
         raise ValueError(
             f"attribute {name!r}: tensor values do not fit dtype {info.name} and shape "

@@ -18,7 +18,7 @@ import numpy as np
 
 from xocview.errors import RunError, XocviewError
 from xocview.model import Tensor
-from xocview.model.dtypes import DTYPES
+from xocview.model.dtypes import numpy_type
 
 __all__ = [
     "numpy_dtype",
@@ -31,16 +31,9 @@ __all__ = [
 
 
 def numpy_dtype(tensor: Tensor) -> np.dtype:
-    """The numpy dtype of a tensor; undefined (unknown) types run as float32."""
-    info = DTYPES.get(tensor.dtype)
-    if info is None or info.name == "undefined":
-        return np.dtype(np.float32)
-    if info.numpy is None:
-        raise RunError(
-            f"tensor {tensor.id!r}: dtype {tensor.dtype} has no numpy type; "
-            "the executor runs float, int, bool and string tensors"
-        )
-    return np.dtype(info.numpy)
+    """The numpy dtype of a tensor (ml_dtypes' for bfloat16, float8, int4...); undefined
+    (unknown) types run as float32."""
+    return numpy_type(tensor.dtype) or np.dtype(np.float32)
 
 
 def shape_known(tensor: Tensor) -> bool:
@@ -90,6 +83,9 @@ def random_value(
         return rng.integers(0, 2, size=shape).astype(dtype)
     if dtype.kind == "O":
         return np.full(shape, "", dtype=object)
+    if dtype.kind == "V":  # ml_dtypes' narrow types: made as their wide twins, then narrowed
+        wide = np.dtype(np.float32 if "float" in dtype.name else np.int8)
+        return random_value(tensor, shape, wide, rng).astype(dtype)
     raise RunError(f"tensor {tensor.id!r}: cannot make random values of dtype {dtype}")
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "Step",
     "graph_attribute",
     "graph_opset",
+    "graph_opsets",
     "make_plan",
     "subgraph_holders",
     "unsupported_ops",
@@ -30,6 +31,11 @@ __all__ = [
 # Ops whose bodies are subgraphs; their body nodes are not run as leaves of the outer graph.
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+# Domains whose ops have kernels, each versioned by its own opset import. Their op names do not
+# clash with the default domain's, so one table serves all.
+_KERNEL_DOMAINS = frozenset(
+    {*_DEFAULT_DOMAINS, "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
+)
 # Ops that give a new value on every call: never computed once and kept.
 _NOT_FOLDED = frozenset(
     {
@@ -70,14 +76,21 @@ class Plan:
     cyclic: list[int] = field(default_factory=list)  # leaves left out of the order: on cycles
 
 
-def graph_opset(graph: Graph) -> int | None:
-    """The default-domain opset the graph was written for; None when it names none."""
+def graph_opset(graph: Graph, domain: str = "") -> int | None:
+    """The opset of ``domain`` (default: ONNX's own) the graph was written for; None when it
+    names none."""
+    return graph_opsets(graph).get("" if domain in _DEFAULT_DOMAINS else domain)
+
+
+def graph_opsets(graph: Graph) -> dict[str, int]:
+    """Domain ("" for ONNX's own) -> the opset version the graph imports."""
+    out: dict[str, int] = {}
     for entry in graph.metadata.get("opset_import", ()):
-        if isinstance(entry, dict) and entry.get("domain") in _DEFAULT_DOMAINS:
-            version = entry.get("version")
-            if isinstance(version, int):
-                return version
-    return None
+        if isinstance(entry, dict):
+            domain, version = entry.get("domain"), entry.get("version")
+            if isinstance(domain, str) and isinstance(version, int):
+                out.setdefault("" if domain in _DEFAULT_DOMAINS else domain, version)
+    return out
 
 
 def _positions(present: list[int], omitted: Any) -> list[int | None]:
@@ -167,7 +180,7 @@ def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
             )
 
 
-def _step(graph: Graph, pos: int, node: Node, opset: int | None, body: bool) -> Step:
+def _step(graph: Graph, pos: int, node: Node, opsets: dict[str, int], body: bool) -> Step:
     ins = _positions(node.inputs, node.metadata.get("omitted_inputs"))
     outs = _positions(node.outputs, node.metadata.get("omitted_outputs"))
     kernel: Kernel | None = None
@@ -184,8 +197,13 @@ def _step(graph: Graph, pos: int, node: Node, opset: int | None, body: bool) -> 
                 f"the executor does not run subgraphs; graph-valued attribute {name!r} of op "
                 f"{node.op_type!r} is not supported"
             )
-        if domain not in _DEFAULT_DOMAINS:
+        if domain not in _KERNEL_DOMAINS:
             raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
+        opset = opsets.get("" if domain in _DEFAULT_DOMAINS else domain)
+        if opset is None and domain not in _DEFAULT_DOMAINS and opsets:
+            raise UnsupportedOp(
+                f"op {node.op_type!r} of domain {domain!r}: the model imports no opset of it"
+            )
         if opset is None:
             kernel = lookup_fitting(node.op_type, len(ins), node.attributes)
             most = kernel.max_inputs
@@ -251,12 +269,12 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     inside = _under(hierarchy, holders)
     skip = hierarchy.is_group | inside
     skip[holders & ~inside] = False  # an outer node with a subgraph stops the run, saying why
-    opset = graph_opset(graph)
+    opsets = graph_opsets(graph)
     order = [int(i) for i in graph.index.topo_order if not skip[i]]
     ordered = np.zeros(len(graph.nodes), dtype=bool)
     ordered[graph.index.topo_order] = True
     cyclic = np.flatnonzero(~ordered & ~skip).tolist()
-    steps = [_step(graph, i, graph.nodes[i], opset, bool(holders[i])) for i in order]
+    steps = [_step(graph, i, graph.nodes[i], opsets, bool(holders[i])) for i in order]
 
     produced = np.zeros(len(graph.tensors), dtype=bool)
     for step in steps:

@@ -41,6 +41,16 @@ class Kernel:
     since: int
     fn: Callable[..., Any]
     wants_num_outputs: bool
+    exact_types: bool = False  # sees bfloat16, float8, int4... as they are (see low_precision)
+
+    @functools.cached_property
+    def call(self) -> Callable[..., Any]:
+        """What the runtime calls: ``fn``, computing narrow types wide unless ``exact_types``."""
+        if self.exact_types:
+            return self.fn
+        from xocview.executor.low_precision import widened
+
+        return widened(self.fn)
 
     @functools.cached_property
     def params(self) -> list[inspect.Parameter]:
@@ -116,8 +126,9 @@ class UnsupportedOp(LookupError):
     """No kernel for this op (or none old enough for the model's opset)."""
 
 
-def kernel(op_type: str, since: int = 1) -> Callable[[F], F]:
-    """Register ``fn`` as the kernel of ``op_type`` from opset ``since`` on."""
+def kernel(op_type: str, since: int = 1, *, exact_types: bool = False) -> Callable[[F], F]:
+    """Register ``fn`` as the kernel of ``op_type`` from opset ``since`` on; ``exact_types``
+    for a kernel that must see bfloat16, float8 or int4 arrays as they are (Cast, ...)."""
 
     def register(fn: F) -> F:
         params = inspect.signature(fn).parameters
@@ -127,7 +138,7 @@ def kernel(op_type: str, since: int = 1) -> Callable[[F], F]:
         versions = KERNELS.setdefault(op_type, [])
         if any(k.since == since for k in versions):
             raise ValueError(f"kernel {op_type} since {since} registered twice")
-        versions.append(Kernel(op_type, since, fn, wants))
+        versions.append(Kernel(op_type, since, fn, wants, exact_types))
         _FITTING.clear()
         versions.sort(key=lambda k: k.since)
         return fn

@@ -281,7 +281,7 @@ class _Session:
             if cancel is not None and cancel():
                 return False
             args = [values[t] for t in step.slots]
-            kernel = step.kernel.fn  # type: ignore[union-attr]
+            kernel = step.kernel.call  # type: ignore[union-attr]
             start = perf()
             try:
                 out = kernel(*args, **step.kwargs)
@@ -317,7 +317,7 @@ class _Session:
                 raise self.error(step, args, problem) from e
         start = time.perf_counter()
         try:
-            out = step.kernel.fn(*args, **step.kwargs)
+            out = step.kernel.call(*args, **step.kwargs)
         except RunError:
             raise
         except Exception as e:  # a kernel's numpy error becomes a located RunError

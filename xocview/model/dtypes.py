@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import NamedTuple
 
-__all__ = ["DTYPES", "DType", "canonical_dtype", "dtype_by_onnx_code"]
+import numpy as np
+
+__all__ = ["DTYPES", "DType", "canonical_dtype", "dtype_by_onnx_code", "numpy_type"]
 
 
 class DType(NamedTuple):
-    """One element type; ``bits`` is the storage width (strings have none)."""
+    """One element type; ``bits`` is the storage width (strings have none); ``numpy`` names
+    the numpy type, or the ml_dtypes one for the types numpy lacks (see ``numpy_type``)."""
 
     name: str
     onnx_code: int
@@ -37,19 +41,19 @@ DTYPES: dict[str, DType] = {
         DType("uint64", 13, 64, "uint64"),
         DType("complex64", 14, 64, "complex64"),
         DType("complex128", 15, 128, "complex128"),
-        DType("bfloat16", 16, 16, None),
-        DType("float8e4m3fn", 17, 8, None),
-        DType("float8e4m3fnuz", 18, 8, None),
-        DType("float8e5m2", 19, 8, None),
-        DType("float8e5m2fnuz", 20, 8, None),
-        DType("uint4", 21, 4, None),
-        DType("int4", 22, 4, None),
-        DType("float4e2m1", 23, 4, None),
-        DType("float8e8m0", 24, 8, None),
-        DType("uint2", 25, 2, None),
-        DType("int2", 26, 2, None),
-        DType("float6e2m3", 27, 6, None),
-        DType("float6e3m2", 28, 6, None),
+        DType("bfloat16", 16, 16, "bfloat16"),
+        DType("float8e4m3fn", 17, 8, "float8_e4m3fn"),
+        DType("float8e4m3fnuz", 18, 8, "float8_e4m3fnuz"),
+        DType("float8e5m2", 19, 8, "float8_e5m2"),
+        DType("float8e5m2fnuz", 20, 8, "float8_e5m2fnuz"),
+        DType("uint4", 21, 4, "uint4"),
+        DType("int4", 22, 4, "int4"),
+        DType("float4e2m1", 23, 4, "float4_e2m1fn"),
+        DType("float8e8m0", 24, 8, "float8_e8m0fnu"),
+        DType("uint2", 25, 2, "uint2"),
+        DType("int2", 26, 2, "int2"),
+        DType("float6e2m3", 27, 6, "float6_e2m3fn"),
+        DType("float6e3m2", 28, 6, "float6_e3m2fn"),
     )
 }
 
@@ -71,6 +75,40 @@ def canonical_dtype(name: str) -> str | None:
     if key in DTYPES:
         return key
     return _ALIASES.get(key)
+
+
+# The types numpy lacks come from ml_dtypes (a dependency of onnx), as onnx's own numpy_helper
+# reads them: the same arrays flow between the loader, the executor and onnx.
+_ML_DTYPES = frozenset(
+    {
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+        "float4_e2m1fn",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+    }
+)
+
+
+@cache
+def numpy_type(name: str) -> np.dtype | None:
+    """The numpy dtype of one of our dtype names; None for "undefined" and unknown names."""
+    info = DTYPES.get(name)
+    if info is None or info.numpy is None:
+        return None
+    if info.numpy in _ML_DTYPES:
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, info.numpy))
+    return np.dtype(info.numpy)
 
 
 def dtype_by_onnx_code(code: int) -> DType | None:

@@ -46,7 +46,11 @@ def bitwise_not(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.invert(x))
 
 
-@kernel("BitCast", since=26)
+# ml_dtypes' types whose ONNX width is under a byte (numpy holds each in a whole byte).
+_SUB_BYTE = frozenset({"int4", "uint4", "int2", "uint2", "float4_e2m1fn"})
+
+
+@kernel("BitCast", since=26, exact_types=True)
 def bit_cast(x: np.ndarray, *, to: int) -> np.ndarray:
     """The input's bytes, read little-endian, reinterpreted as ``to``: a numpy view.
 
@@ -58,6 +62,11 @@ def bit_cast(x: np.ndarray, *, to: int) -> np.ndarray:
     target = onnx_numpy_dtype(to, "BitCast")
     if target.kind in "OUS":
         raise ValueError("BitCast: to STRING is not supported; strings have no bit pattern")
+    for side, dtype in (("input", x.dtype), ("to", target)):
+        if dtype.name in _SUB_BYTE:
+            raise ValueError(
+                f"BitCast: {side} {dtype} is not supported; its values are packed below a byte"
+            )
     if target.itemsize != x.dtype.itemsize:
         raise ValueError(
             f"BitCast: {x.dtype} has {x.dtype.itemsize * 8} bits and {target} has "

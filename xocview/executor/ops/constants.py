@@ -8,16 +8,8 @@ from typing import Any
 import numpy as np
 
 from xocview.executor.registry import kernel
-from xocview.model.dtypes import DTYPES, canonical_dtype, dtype_by_onnx_code
+from xocview.model.dtypes import DTYPES, canonical_dtype, dtype_by_onnx_code, numpy_type
 
-# ONNX types numpy lacks, by our dtype name -> the ml_dtypes type (a dependency of onnx).
-_ML_DTYPES = {
-    "bfloat16": "bfloat16",
-    "float8e4m3fn": "float8_e4m3fn",
-    "float8e4m3fnuz": "float8_e4m3fnuz",
-    "float8e5m2": "float8_e5m2",
-    "float8e5m2fnuz": "float8_e5m2fnuz",
-}
 _FLOAT8 = {"float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"}
 
 
@@ -34,13 +26,10 @@ def onnx_numpy_dtype(to: int | str, op: str = "Cast") -> np.dtype:
         info = dtype_by_onnx_code(int(to))
     if info is None:
         raise ValueError(f"{op}: unknown ONNX data type {to!r}")
-    if info.numpy is not None:
-        return np.dtype(info.numpy)
-    if info.name in _ML_DTYPES:
-        import ml_dtypes
-
-        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[info.name]))
-    raise ValueError(f"{op}: data type {info.name} has no numpy equivalent; not supported")
+    dtype = numpy_type(info.name)
+    if dtype is None:
+        raise ValueError(f"{op}: data type {info.name} has no numpy equivalent; not supported")
+    return dtype
 
 
 def _to_strings(x: np.ndarray) -> np.ndarray:
@@ -60,7 +49,39 @@ def _to_strings(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _cast(x: np.ndarray, dtype: np.dtype, saturate: int) -> np.ndarray:
+def _to_e8m0(x: np.ndarray, saturate: int, round_mode: str) -> np.ndarray:
+    """float8e8m0 (a power of two, 2**(code - 127), code 255 NaN) from the float32 bits:
+    the exponent field, raised by one when ``round_mode`` says the fraction rounds up.
+
+    As Cast's table says: NaN stays NaN; with ``saturate`` infinities and values past the
+    largest become the largest, without it NaN, and so does 0, which has no code. The sign is
+    ignored (negative values are unspecified).
+    """
+    import ml_dtypes
+
+    if round_mode not in ("up", "down", "nearest"):
+        raise ValueError(
+            f"Cast: round_mode {round_mode!r} is not supported; expected up, down, nearest"
+        )
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(np.int32)
+    fraction = bits & 0x7FFFFF
+    if round_mode == "up":
+        exponent += fraction > 0
+    elif round_mode == "nearest":  # a fraction of one half is a tie: away from the subnormals
+        half = np.uint32(0x400000)
+        exponent += (fraction > half) | ((fraction == half) & (exponent > 0))
+    special = ((bits >> 23) & 0xFF) == 0xFF
+    nan = np.isnan(x)
+    if saturate:
+        code = np.where(special & ~nan, 0xFE, np.minimum(exponent, 0xFE))
+    else:
+        code = np.where((exponent > 0xFE) | ((bits & 0x7FFFFFFF) == 0), 0xFF, exponent)
+    code = np.where(nan, 0xFF, code)
+    return code.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+
+
+def cast_value(x: np.ndarray, dtype: np.dtype, saturate: int, round_mode: str = "up") -> np.ndarray:
     """``x`` as ``dtype`` by ONNX's rules (see Cast); a cast to its own dtype returns ``x``."""
     if x.dtype == dtype:
         return x
@@ -70,29 +91,31 @@ def _cast(x: np.ndarray, dtype: np.dtype, saturate: int) -> np.ndarray:
         # strings parse as numbers ("1e-5", "INF", "NaN"); Python's float() reads them all
         parsed = x.astype(np.float64) if dtype.kind in "fbV" else x
         return parsed.astype(dtype)
-    if saturate and dtype.type.__name__ in _FLOAT8 and x.dtype.kind == "f":
+    if dtype.name == "float8_e8m0fnu" and x.dtype.kind in "fV":
+        return _to_e8m0(x.astype(np.float32), saturate, round_mode)
+    if saturate and dtype.type.__name__ in _FLOAT8 and x.dtype.kind in "fV":
         import ml_dtypes
 
         # saturate: beyond the range (infinities too) becomes the largest finite value
         top = float(ml_dtypes.finfo(dtype).max)
-        x = np.clip(x, -top, top)
+        x = np.clip(x.astype(np.float32) if x.dtype.kind == "V" else x, -top, top)
     # float -> int out of range is undefined in ONNX; numpy gives what C does, quietly
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(dtype)
 
 
-@kernel("Cast", since=1)
+@kernel("Cast", since=1, exact_types=True)
 def cast(x: np.ndarray, *, to: int | str, saturate: int = 1, round_mode: str = "up") -> np.ndarray:
-    """``saturate`` (opset 19) matters only for float8 targets; ``round_mode`` (opset 24)
-    only for float8e8m0, which is not supported."""
-    return _cast(x, onnx_numpy_dtype(to), saturate)
+    """``saturate`` (opset 19) matters only for float8 targets, ``round_mode`` (opset 24) only
+    for float8e8m0."""
+    return cast_value(x, onnx_numpy_dtype(to), saturate, round_mode)
 
 
-@kernel("CastLike", since=15)
+@kernel("CastLike", since=15, exact_types=True)
 def cast_like(
     x: np.ndarray, target_type: np.ndarray, *, saturate: int = 1, round_mode: str = "up"
 ) -> np.ndarray:
-    return _cast(x, target_type.dtype, saturate)
+    return cast_value(x, target_type.dtype, saturate, round_mode)
 
 
 @kernel("Identity", since=1)
@@ -176,7 +199,7 @@ def range_(
     return out.astype(dtype, copy=False)
 
 
-@kernel("EyeLike", since=9)
+@kernel("EyeLike", since=9, exact_types=True)
 def eye_like(x: np.ndarray, *, dtype: int | None = None, k: int = 0) -> np.ndarray:
     """Ones on the ``k``-th diagonal of a matrix shaped like ``x``, in ``dtype`` or x's."""
     if x.ndim != 2:

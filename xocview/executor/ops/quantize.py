@@ -1,10 +1,10 @@
 """Linear quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (the
 integer products, QLinearMatMul, QLinearConv and ConvInteger, are in qlinear.py).
 
-Quantized values are the integer types numpy holds (int8, uint8, int16, uint16; int32 for
-DequantizeLinear's input). float8, float4, int4 and int2 are refused by name: the runtime
-usually refuses their tensors first. Rounding is half to even (np.rint), then the result
-saturates to the type's range.
+Quantized values are integers (int8, uint8, int16, uint16, and ml_dtypes' int4, uint4, int2,
+uint2; int32 for DequantizeLinear's input), rounded half to even (np.rint) and saturated to the
+type's range; or floats (float8 types, saturated when asked, and float4e2m1), rounded to the
+nearest value of the type as a cast does.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from xocview.executor.ops.constants import onnx_numpy_dtype
+from xocview.executor.ops.constants import cast_value, onnx_numpy_dtype
 from xocview.executor.registry import kernel
+from xocview.model.dtypes import numpy_type
 
 __all__ = [
     "EIGHT_BIT",
@@ -26,11 +27,26 @@ __all__ = [
     "quantize_rounded",
 ]
 
-# The quantized types numpy holds, and the range each saturates to.
+
+def _ml(name: str) -> np.dtype:
+    dtype = numpy_type(name)
+    assert dtype is not None, name
+    return dtype
+
+
+# The integer types quantized values take, and the range each saturates to.
 _RANGES: dict[np.dtype, tuple[int, int]] = {
     np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
     for t in (np.int8, np.uint8, np.int16, np.uint16)
+} | {
+    _ml("int4"): (-8, 7),
+    _ml("uint4"): (0, 15),
+    _ml("int2"): (-2, 1),
+    _ml("uint2"): (0, 3),
 }
+# The float types quantized values take: float8 (saturated when asked) and float4.
+_FLOAT8 = tuple(_ml(n) for n in ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"))
+_FLOAT_QUANT = (*_FLOAT8, _ml("float4e2m1"))
 EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
@@ -90,11 +106,20 @@ def _granular(
     return full[(slice(None),) * ax + (slice(0, shape[ax]),)]
 
 
+def _same_granularity(zero: np.ndarray, scale: np.ndarray) -> bool:
+    """A zero point fits its scale: the same shape, or both one value ([] and [1] are both per
+    tensor; onnx's own float8 and int4 examples pair them)."""
+    per_tensor = zero.size == 1 and scale.size == 1 and zero.ndim <= 1 and scale.ndim <= 1
+    return zero.shape == scale.shape or per_tensor
+
+
 def _saturate(q: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Float values already rounded, clipped to ``dtype``'s range and converted; NaN gives 0."""
     lo, hi = _RANGES[dtype]
     out = np.clip(q, lo, hi)
     np.copyto(out, 0, where=np.isnan(out))
+    if dtype.kind == "V":  # ml_dtypes' int4/int2 convert from their integer twins
+        return out.astype(np.int8).astype(dtype)
     return out.astype(dtype)
 
 
@@ -126,9 +151,11 @@ def _quantize(
     block_size: int = 0,
     output_dtype: int = 0,
     precision: int = 0,
+    saturate: int = 1,
 ) -> np.ndarray:
     """saturate(rint(x / y_scale) + y_zero_point); y_zero_point's dtype, else output_dtype,
-    else uint8, is the output's.
+    else uint8, is the output's. For float outputs, x / y_scale + y_zero_point rounded to the
+    type (float8 values beyond its range become its largest with ``saturate``).
 
     The division runs in ``precision``'s type when given, else in y_scale's (float64 for an
     int32 scale); bfloat16 quotients are computed in float32 and rounded to bfloat16.
@@ -144,9 +171,10 @@ def _quantize(
         dtype = _dtype_attribute(op, "output_dtype", output_dtype)
     else:
         dtype = np.dtype(np.uint8)
-    if dtype not in _RANGES:
+    if dtype not in _RANGES and dtype not in _FLOAT_QUANT:
         raise ValueError(
-            f"{op}: output type {dtype} is not supported; expected {_names(list(_RANGES))}"
+            f"{op}: output type {dtype} is not supported; expected "
+            f"{_names([*_RANGES, *_FLOAT_QUANT])}"
         )
     if x.dtype.kind not in "fV" and x.dtype != np.int32:
         raise ValueError(f"{op}: x of dtype {x.dtype} is not supported; expected float or int32")
@@ -157,13 +185,13 @@ def _quantize(
     scale = _granular(op, "y_scale", y_scale, x.shape, axis, block_size)
     zero = None
     if y_zero_point is not None:
-        if y_zero_point.shape != y_scale.shape:
+        if not _same_granularity(y_zero_point, y_scale):
             raise ValueError(
                 f"{op}: y_zero_point has shape {list(y_zero_point.shape)}, "
                 f"y_scale {list(y_scale.shape)}; they must agree"
             )
         zero = _granular(op, "y_zero_point", y_zero_point, x.shape, axis, block_size)
-        zero = zero.astype(np.float64)
+        zero = zero.astype(np.float32 if dtype.kind == "V" else np.float64)
     if precision:
         rounded_to = _dtype_attribute(op, "precision", precision)
         if rounded_to.kind not in "fV":
@@ -176,10 +204,14 @@ def _quantize(
         q = np.divide(xs, scale.astype(rounded_to).astype(work))
         if rounded_to != work:
             q = q.astype(rounded_to).astype(work)
+        if dtype in _FLOAT_QUANT:
+            if zero is not None:
+                q = q + zero
+            return cast_value(q, dtype, saturate)
         return quantize_rounded(q, zero, dtype)
 
 
-@kernel("QuantizeLinear", since=10)
+@kernel("QuantizeLinear", since=10, exact_types=True)
 def quantize_linear_10(
     x: np.ndarray, y_scale: np.ndarray, y_zero_point: np.ndarray | None = None
 ) -> np.ndarray:
@@ -187,7 +219,7 @@ def quantize_linear_10(
     return _quantize(x, y_scale, y_zero_point)
 
 
-@kernel("QuantizeLinear", since=13)
+@kernel("QuantizeLinear", since=13, exact_types=True)
 def quantize_linear_13(
     x: np.ndarray, y_scale: np.ndarray, y_zero_point: np.ndarray | None = None, *, axis: int = 1
 ) -> np.ndarray:
@@ -195,7 +227,7 @@ def quantize_linear_13(
     return _quantize(x, y_scale, y_zero_point, axis=axis)
 
 
-@kernel("QuantizeLinear", since=19)
+@kernel("QuantizeLinear", since=19, exact_types=True)
 def quantize_linear_19(
     x: np.ndarray,
     y_scale: np.ndarray,
@@ -204,11 +236,11 @@ def quantize_linear_19(
     axis: int = 1,
     saturate: int = 1,
 ) -> np.ndarray:
-    """Opset 19: ``saturate`` only matters for float8 outputs, which are not supported."""
-    return _quantize(x, y_scale, y_zero_point, axis=axis)
+    """Opset 19: ``saturate`` for float8 outputs."""
+    return _quantize(x, y_scale, y_zero_point, axis=axis, saturate=saturate)
 
 
-@kernel("QuantizeLinear", since=21)
+@kernel("QuantizeLinear", since=21, exact_types=True)
 def quantize_linear_21(
     x: np.ndarray,
     y_scale: np.ndarray,
@@ -221,11 +253,17 @@ def quantize_linear_21(
 ) -> np.ndarray:
     """Opset 21: blocked quantization and ``output_dtype``."""
     return _quantize(
-        x, y_scale, y_zero_point, axis=axis, block_size=block_size, output_dtype=output_dtype
+        x,
+        y_scale,
+        y_zero_point,
+        axis=axis,
+        block_size=block_size,
+        output_dtype=output_dtype,
+        saturate=saturate,
     )
 
 
-@kernel("QuantizeLinear", since=23)
+@kernel("QuantizeLinear", since=23, exact_types=True)
 def quantize_linear(
     x: np.ndarray,
     y_scale: np.ndarray,
@@ -246,12 +284,13 @@ def quantize_linear(
         block_size=block_size,
         output_dtype=output_dtype,
         precision=precision,
+        saturate=saturate,
     )
 
 
 # --- DequantizeLinear ----------------------------------------------------------------------------
 
-_DEQUANT_INPUTS = (*_RANGES, np.dtype(np.int32))
+_DEQUANT_INPUTS = (*_RANGES, *_FLOAT_QUANT, np.dtype(np.int32))
 
 
 def _dequantize(
@@ -276,13 +315,14 @@ def _dequantize(
         raise ValueError(f"{op}: output_dtype {output_dtype} ({out}) is not supported")
     work = np.promote_types(out, np.float32) if out.kind == "f" else np.dtype(np.float32)
     scale = _granular(op, "x_scale", x_scale, x.shape, axis, block_size).astype(work)
-    diff = x.astype(np.int64) if x_zero_point is not None else x
+    wide = np.float32 if x.dtype in _FLOAT_QUANT else np.int64
+    diff = x.astype(wide) if x_zero_point is not None or x.dtype.kind == "V" else x
     if x_zero_point is not None:
         if x_zero_point.dtype != x.dtype:
             raise ValueError(
                 f"{op}: x_zero_point has dtype {x_zero_point.dtype}, x {x.dtype}; they must agree"
             )
-        if x_zero_point.shape != x_scale.shape:
+        if not _same_granularity(x_zero_point, x_scale):
             raise ValueError(
                 f"{op}: x_zero_point has shape {list(x_zero_point.shape)}, "
                 f"x_scale {list(x_scale.shape)}; they must agree"
@@ -292,7 +332,7 @@ def _dequantize(
     return y.astype(out, copy=False)
 
 
-@kernel("DequantizeLinear", since=10)
+@kernel("DequantizeLinear", since=10, exact_types=True)
 def dequantize_linear_10(
     x: np.ndarray, x_scale: np.ndarray, x_zero_point: np.ndarray | None = None
 ) -> np.ndarray:
@@ -300,7 +340,7 @@ def dequantize_linear_10(
     return _dequantize(x, x_scale, x_zero_point)
 
 
-@kernel("DequantizeLinear", since=13)
+@kernel("DequantizeLinear", since=13, exact_types=True)
 def dequantize_linear_13(
     x: np.ndarray, x_scale: np.ndarray, x_zero_point: np.ndarray | None = None, *, axis: int = 1
 ) -> np.ndarray:
@@ -308,7 +348,7 @@ def dequantize_linear_13(
     return _dequantize(x, x_scale, x_zero_point, axis=axis)
 
 
-@kernel("DequantizeLinear", since=21)
+@kernel("DequantizeLinear", since=21, exact_types=True)
 def dequantize_linear_21(
     x: np.ndarray,
     x_scale: np.ndarray,
@@ -321,7 +361,7 @@ def dequantize_linear_21(
     return _dequantize(x, x_scale, x_zero_point, axis=axis, block_size=block_size)
 
 
-@kernel("DequantizeLinear", since=23)
+@kernel("DequantizeLinear", since=23, exact_types=True)
 def dequantize_linear(
     x: np.ndarray,
     x_scale: np.ndarray,
@@ -340,7 +380,7 @@ def dequantize_linear(
 # --- DynamicQuantizeLinear -----------------------------------------------------------------------
 
 
-@kernel("DynamicQuantizeLinear", since=11)
+@kernel("DynamicQuantizeLinear", since=11, exact_types=True)
 def dynamic_quantize_linear(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """uint8 y, y_scale and y_zero_point for x's range widened to include 0, in float32.
 

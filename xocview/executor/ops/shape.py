@@ -31,13 +31,13 @@ def axis_index(axis: int, rank: int) -> int:
 # --- shape queries --------------------------------------------------------------------------------
 
 
-@kernel("Shape", since=1)
+@kernel("Shape", since=1, exact_types=True)
 def shape(data: np.ndarray, *, end: int | None = None, start: int = 0) -> np.ndarray:
     """The shape as int64; ``start``/``end`` (opset 15) slice it with clamping, like Python."""
     return np.array(data.shape[start:end], dtype=_INDEX)
 
 
-@kernel("Size", since=1)
+@kernel("Size", since=1, exact_types=True)
 def size(data: np.ndarray) -> np.ndarray:
     """The element count as an int64 scalar."""
     return np.array(data.size, dtype=_INDEX)

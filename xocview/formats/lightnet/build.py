@@ -29,7 +29,7 @@ from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (
     expand_dotted_if_possible,
 )
-from xocview.model.dtypes import DTYPES
+from xocview.model.dtypes import numpy_type
 from xocview.model.graph import LazyData
 from xocview.model.schema import schema_attributes
 
@@ -148,7 +148,7 @@ class Builder:
     def values(self, op: Op, shape: list[int], dtype: str) -> np.ndarray | LazyData | None:
         """The create op's ``data``: all values, or one 0 for LightNet's zero fill."""
         data = op.params.get("data")
-        np_type = DTYPES[dtype].numpy if dtype in DTYPES else None
+        np_type = numpy_type(dtype)
         if data is None or op.params.get("from_file") is True or np_type is None:
             return None
         size = math.prod(shape)
