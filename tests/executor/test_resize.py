@@ -7,6 +7,7 @@ import pytest
 
 from tests.executor.ort_reference import check_op, ort_run, ours
 from tests.executor.test_shape import i64, rand
+from tests.executor.test_training_ops import reference
 
 TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
 NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
@@ -16,6 +17,26 @@ SIZES = [(2, 3, 7, 5), (2, 3, 3, 8), (2, 3, 1, 1), (2, 3, 6, 2)]  # ORT refuses 
 
 def f32(*values: float) -> np.ndarray:
     return np.array(values, dtype=np.float32)
+
+
+def unrounded_align_corners(shape: tuple, attrs: dict, scales: tuple | None) -> bool:
+    """Whether align_corners meets scales whose output length n_in * scale is fractional.
+
+    There the spec (and onnx's reference) divide by that unrounded length, onnxruntime by the
+    floored output size; we follow the spec, so such cases compare with the reference.
+    """
+    if attrs.get("coordinate_transformation_mode") != "align_corners" or scales is None:
+        return False
+    lengths = np.float64(shape) * f32(*scales).astype(np.float64)  # exact products
+    return bool(np.any(lengths != np.floor(lengths)))
+
+
+def check_reference(inputs: list[np.ndarray | None], attrs: dict, opset: int) -> None:
+    """Our Resize against onnx's ReferenceEvaluator: same shape and dtype, close values."""
+    (want,) = reference("Resize", inputs, attrs, opset=opset)
+    (got,) = ours("Resize", inputs, attrs, opset=opset)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def run(
@@ -28,7 +49,10 @@ def run(
 ) -> None:
     inputs = [x, roi, None if scales is None else f32(*scales)]
     inputs += [None if sizes is None else i64(*sizes)]
-    check_op("Resize", inputs, attrs, opset=opset)
+    if unrounded_align_corners(x.shape, attrs, scales):
+        check_reference(inputs, attrs, opset)
+    else:
+        check_op("Resize", inputs, attrs, opset=opset)
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
@@ -155,11 +179,85 @@ def test_resize_10_and_upsample(mode: str, scales: tuple) -> None:
         check_op("Upsample", [x], attrs, opset=7)
 
 
-def test_antialias_shrinking_is_refused() -> None:
-    with pytest.raises(NotImplementedError, match="antialias"):
-        ours(
-            "Resize",
-            [rand(1, 1, 4, 4), None, f32(1, 1, 0.5, 0.5)],
-            {"mode": "linear", "antialias": 1},
-            opset=18,
+def test_align_corners_divides_by_the_unrounded_length() -> None:
+    """4 columns scaled by 0.6: 2 outputs, but the spec's length is 2.4, so the second output
+    samples x = 1 * 3 / 1.4 (onnxruntime: x = 3, the last column)."""
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 2, 4)
+    attrs = {"mode": "linear", "coordinate_transformation_mode": "align_corners"}
+    (y,) = ours("Resize", [x, None, f32(1, 1, 0.6, 0.6)], attrs, opset=13)
+    np.testing.assert_allclose(y, [[[[0.0, 3 / 1.4]]]], rtol=1e-6)
+    (by_sizes,) = ours("Resize", [x, None, None, i64(1, 1, 1, 2)], attrs, opset=13)
+    np.testing.assert_allclose(by_sizes, [[[[0.0, 3.0]]]])  # sizes: the length is the size
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_align_corners_with_aspect_policy(policy: str, mode: str) -> None:
+    """The kept aspect ratio times the input size is fractional too (3 * 5/7 = 2.14 -> 2)."""
+    attrs = {"mode": mode, "coordinate_transformation_mode": "align_corners"}
+    attrs |= {"keep_aspect_ratio_policy": policy}
+    check_reference([rand(1, 2, 3, 7), None, None, i64(1, 2, 5, 5)], attrs, opset=18)
+
+
+def test_antialias_long_axis_takes_the_gather() -> None:
+    """A 1-D signal: the dense weight matrix would outgrow the gathered copy."""
+    attrs = {"mode": "cubic", "antialias": 1}
+    check_reference([rand(3000), None, f32(0.1)], attrs, opset=18)
+    check_reference([rand(2, 3000), None, f32(1, 0.1)], attrs, opset=18)
+
+
+ANTIALIAS_SCALES = [(1, 1, 0.5, 0.5), (1, 1, 0.3, 0.7), (1, 1, 0.8, 0.25), (1, 1, 1.6, 0.45)]
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("scales", ANTIALIAS_SCALES)
+@pytest.mark.parametrize("transform", [*TRANSFORMS, "half_pixel_symmetric"])
+def test_antialias_scales(mode: str, scales: tuple, transform: str) -> None:
+    """onnxruntime's antialias windows differ from the spec's reference; we follow the latter.
+
+    The shape keeps half_pixel_symmetric's coordinates off 1e-16 of an integer: there the
+    reference picks its taps from x + 2 (rounded) and its weights from x, which disagree:
+    x = 1 + 2e-16 gets the taps of x = 1 and the weights of x just above 1.
+    """
+    attrs = {"mode": mode, "antialias": 1, "coordinate_transformation_mode": transform}
+    check_reference([rand(2, 3, 14, 12), None, f32(*scales)], attrs, opset=19)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("sizes", [(2, 3, 4, 3), (2, 3, 1, 1), (2, 3, 9, 2), (2, 3, 20, 5)])
+@pytest.mark.parametrize("exclude", [0, 1])
+def test_antialias_sizes(mode: str, sizes: tuple, exclude: int) -> None:
+    attrs = {"mode": mode, "antialias": 1, "exclude_outside": exclude, "cubic_coeff_a": -0.5}
+    check_reference([rand(2, 3, 10, 12), None, None, i64(*sizes)], attrs, opset=18)
+
+
+def test_antialias_axes_and_integers() -> None:
+    attrs = {"mode": "linear", "antialias": 1, "axes": [3, 1]}  # the reference: no negatives
+    check_reference([rand(2, 9, 3, 14), None, f32(0.3, 0.5)], attrs, opset=18)
+    x = np.asarray(rand(1, 1, 9, 9) * 50, dtype=np.int16)
+    check_reference([x, None, f32(1, 1, 0.4, 0.4)], {"mode": "cubic", "antialias": 1}, 18)
+
+
+def test_antialias_keeps_the_mean_of_a_constant() -> None:
+    """The stretched weights sum to 1: a flat image stays flat, edges included."""
+    x = np.full((1, 1, 50, 40), 3.0, np.float32)
+    for mode in ("linear", "cubic"):
+        (y,) = ours(
+            "Resize", [x, None, f32(1, 1, 0.13, 0.2)], {"mode": mode, "antialias": 1}, opset=19
         )
+        assert y.shape == (1, 1, 6, 8)
+        np.testing.assert_allclose(y, 3.0, rtol=1e-6)
+
+
+def test_antialias_growing_and_nearest_are_unchanged() -> None:
+    """antialias only widens linear and cubic kernels on shrinking axes."""
+    x = rand(1, 2, 5, 6)
+    for mode in ("nearest", "linear", "cubic"):
+        inputs = [x, None, f32(1, 1, 1.5, 2.0)]
+        (plain,) = ours("Resize", inputs, {"mode": mode}, opset=18)
+        (anti,) = ours("Resize", inputs, {"mode": mode, "antialias": 1}, opset=18)
+        np.testing.assert_allclose(anti, plain, rtol=1e-6)
+    inputs = [x, None, f32(1, 1, 0.5, 0.5)]
+    (plain,) = ours("Resize", inputs, {}, opset=18)
+    (anti,) = ours("Resize", inputs, {"antialias": 1}, opset=18)
+    np.testing.assert_array_equal(anti, plain)

@@ -214,3 +214,25 @@ def test_split_opset13_uneven_without_sizes() -> None:
     """Opset 13 wants an even split; the opset 18 rule (a smaller last part) is what we do."""
     a, b, c = ours("Split", [rand(2, 7)], {"axis": 1}, opset=13, num_outputs=3)
     assert (a.shape[1], b.shape[1], c.shape[1]) == (3, 3, 1)
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@pytest.mark.parametrize(("shape", "b"), [((2, 3, 4, 6), 2), ((1, 2, 6, 3), 3), ((1, 1, 2, 2), 1)])
+def test_space_to_depth_28_modes(mode: str, shape: tuple[int, ...], b: int) -> None:
+    """Opset 28's mode against onnx's reference (onnxruntime stops before opset 28), and each
+    mode undone by DepthToSpace of the same mode."""
+    from tests.executor.test_training_ops import reference
+
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    attrs = {"blocksize": b, "mode": mode}
+    (got,) = ours("SpaceToDepth", [x], attrs, opset=28)
+    (want,) = reference("SpaceToDepth", [x], attrs, opset=28)
+    np.testing.assert_array_equal(got, want)
+    (back,) = ours("DepthToSpace", [got], attrs, opset=13)
+    np.testing.assert_array_equal(back, x)
+
+
+def test_space_to_depth_unknown_mode_is_refused() -> None:
+    x = np.ones((1, 1, 2, 2), np.float32)
+    with pytest.raises(ValueError, match="mode 'RDC' is not supported"):
+        ours("SpaceToDepth", [x], {"blocksize": 2, "mode": "RDC"}, opset=28)

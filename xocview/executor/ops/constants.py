@@ -243,6 +243,15 @@ def dropout(
     seed: int | None = None,
     num_outputs: int = 1,
 ) -> Any:
-    """``ratio`` and ``training_mode`` became inputs; a viewer runs inference, so both and
-    ``seed`` are ignored."""
-    return _mask_and_output(data, np.dtype(bool), num_outputs)
+    """``ratio`` and ``training_mode`` became inputs. In inference (no ``training_mode``, or
+    false) the output is the input; in training each element is kept with probability
+    1 - ratio and scaled by 1 / (1 - ratio), the mask drawn from ``seed`` when given."""
+    if training_mode is None or not bool(np.asarray(training_mode).reshape(-1)[0]):
+        return _mask_and_output(data, np.dtype(bool), num_outputs)
+    p = 0.5 if ratio is None else float(np.asarray(ratio).reshape(-1)[0])
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"Dropout: ratio {p} is not supported in training; expected [0, 1)")
+    rng = np.random.default_rng(seed)
+    mask = rng.random(data.shape) >= p
+    out = (data * mask / np.asarray(1.0 - p, dtype=data.dtype)).astype(data.dtype, copy=False)
+    return out if num_outputs < 2 else (out, mask)

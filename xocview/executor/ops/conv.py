@@ -138,8 +138,12 @@ def _depthwise(x: np.ndarray, w: np.ndarray, g: Geometry, group: int) -> np.ndar
     Each tap is a contiguous shift of a flattened phase plane, so every multiply-add runs over
     long rows (a "wide" output with a few junk columns, cropped at the end). Small images put
     channels innermost so numpy's inner loop stays long. A matmul per channel would be a
-    matrix-vector product after an im2col copy K times the input.
+    matrix-vector product after an im2col copy K times the input. Half-precision taps are summed
+    in float32 and rounded once, as a (numpy half) matmul sums them.
     """
+    dtype = np.result_type(x, w)
+    if dtype == np.float16:
+        return _depthwise(x.astype(np.float32), w.astype(np.float32), g, group).astype(dtype)
     n, c = x.shape[:2]
     mult = w.shape[0] // group
     padded = zip(x.shape[2:], g.begin, g.end, g.strides, strict=True)

@@ -288,9 +288,24 @@ def depth_to_space(data: np.ndarray, *, blocksize: int, mode: str = "DCR") -> np
 @kernel("SpaceToDepth", since=1)
 def space_to_depth(data: np.ndarray, *, blocksize: int) -> np.ndarray:
     """NCHW: each blocksize x blocksize spatial block moves into channels (DCR order)."""
+    return space_to_depth_28(data, blocksize=blocksize)
+
+
+@kernel("SpaceToDepth", since=28)
+def space_to_depth_28(data: np.ndarray, *, blocksize: int, mode: str = "DCR") -> np.ndarray:
+    """Opset 28 adds ``mode``: output channel (row * b + col) * C + c for DCR, the inverse of
+    DepthToSpace's DCR; c * b * b + row * b + col for CRD."""
+    if data.ndim != 4:
+        raise ValueError(f"SpaceToDepth: input has rank {data.ndim}; expected 4 (NCHW)")
     n, c, h, w = data.shape
     b = int(blocksize)
-    if h % b or w % b:
+    if b < 1 or h % b or w % b:
         raise ValueError(f"SpaceToDepth: spatial {h}x{w} is not divisible by blocksize {b}")
-    tmp = data.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    if mode == "DCR":
+        order = (0, 3, 5, 1, 2, 4)
+    elif mode == "CRD":
+        order = (0, 1, 3, 5, 2, 4)
+    else:
+        raise ValueError(f"SpaceToDepth: mode {mode!r} is not supported; DCR or CRD are")
+    tmp = data.reshape(n, c, h // b, b, w // b, b).transpose(order)
     return tmp.reshape(n, c * b * b, h // b, w // b)

@@ -107,6 +107,12 @@ def _text(raw: bytes | str) -> str:
     return raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
 
 
+# The domains whose operators ONNX's schemas define: their attributes are schema attributes.
+_ONNX_DOMAINS = frozenset(
+    {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
+)
+
+
 def node_attributes(
     proto: onnx.NodeProto,
     op: str,
@@ -119,7 +125,7 @@ def node_attributes(
     The flag tells whether the node has any graph-valued attribute (its bodies' value_info
     must then be read too). ``call_attrs`` resolve a function body's attribute references.
     """
-    allowed = schema_attributes(op) if domain in ("", "ai.onnx") else None
+    allowed = schema_attributes(op) if domain in _ONNX_DOMAINS else None
     schema: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     subgraphs: list[tuple[str, onnx.GraphProto]] = []
