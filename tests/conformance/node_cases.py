@@ -21,6 +21,7 @@ import onnx
 from tests.conformance.generate import INDEX, default_cache, generate, read_value
 from xocview.errors import FormatError, RunError
 from xocview.executor import run
+from xocview.executor.optional import Empty
 from xocview.formats import load
 
 RTOL, ATOL = 1e-3, 1e-4
@@ -96,10 +97,11 @@ def first_line(text: str, limit: int = REASON_LIMIT) -> str:
 
 
 def _non_tensor_io(model: onnx.ModelProto) -> str | None:
-    """The first graph input or output whose type is not a tensor, described."""
+    """The first graph input or output whose type the runtime has no values for (maps,
+    sparse tensors), described; tensors, sequences and optionals run."""
     for vi in [*model.graph.input, *model.graph.output]:
         which = vi.type.WhichOneof("value")
-        if which not in ("tensor_type", None):
+        if which not in ("tensor_type", "sequence_type", "optional_type", None):
             return f"{vi.name!r}: {which.removesuffix('_type')} type, not a tensor"
     return None
 
@@ -135,9 +137,12 @@ def run_case(name: str) -> None:
         values = [read_value(folder / f) for f in data_set["inputs"]]
         expected = [read_value(folder / f) for f in data_set["outputs"]]
         for v in [*values, *expected]:
-            if v is None or isinstance(v, list | dict | tuple):
+            if isinstance(v, dict | tuple):
                 raise NotApplicable(f"a value is a {type(v).__name__}")
-        feeds = {k: np.asarray(v) for k, v in zip(inputs, values, strict=False)}
+        feeds = {
+            k: v if v is None or isinstance(v, list) else np.asarray(v)
+            for k, v in zip(inputs, values, strict=False)
+        }
         try:
             result = run(graph, feeds)
         except RunError as e:
@@ -149,9 +154,29 @@ def run_case(name: str) -> None:
         for out, want in zip(outputs, expected, strict=True):
             if out not in result.outputs:
                 raise Wrong(f"output {out!r} is missing")
-            problem = compare(result.outputs[out], np.asarray(want))
+            problem = compare_value(result.outputs[out], want)
             if problem:
                 raise Wrong(f"output {out!r}: {problem}")
+
+
+def compare_value(got: Any, want: Any) -> str | None:
+    """``compare`` for any value: a sequence element by element, an empty optional (None in
+    the data sets, EMPTY in a run) only equal to another."""
+    if want is None:
+        return None if isinstance(got, Empty) else f"a {type(got).__name__}, expected nothing"
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return f"a {type(got).__name__}, expected a sequence"
+        if len(got) != len(want):
+            return f"a sequence of {len(got)}, expected {len(want)}"
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            problem = compare(g, np.asarray(w))
+            if problem:
+                return f"element {k}: {problem}"
+        return None
+    if isinstance(got, list | Empty):
+        return f"a {type(got).__name__}, expected a tensor"
+    return compare(got, np.asarray(want))
 
 
 def _is_text(a: np.ndarray) -> bool:

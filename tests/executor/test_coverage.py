@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -48,10 +49,9 @@ def test_a_custom_op_with_a_graph_attribute_stops_the_run_naming_it(tmp_path: Pa
         run(registry.load(flex_attention(tmp_path)))
     e = info.value
     assert e.node_id == "flex" and e.op_type == "FlexAttention"
-    assert (
-        "node 'flex' (FlexAttention): the executor does not run subgraphs; "
-        "graph-valued attribute 'score_mod' of op 'FlexAttention' is not supported"
-    ) in str(e)
+    assert "node 'flex' (FlexAttention): no kernel for op 'FlexAttention' of domain 'custom'" in (
+        str(e)
+    )
     assert isinstance(e.partial, RunResult) and set(e.partial.node_times) == {"relu"}
     assert "y" not in e.partial.outputs
 
@@ -63,26 +63,44 @@ def test_the_body_of_a_graph_attribute_is_not_run_as_leaves(tmp_path: Path) -> N
     assert plan.steps[1].kernel is None
 
 
-def test_an_if_node_stops_the_run_and_its_branches_are_not_run(tmp_path: Path) -> None:
+def _if_model(tmp_path: Path) -> Path:
+    """y = If(c) then x (Identity of an outer tensor) else -x."""
     then = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["a"])], "then", [], [_info("a", [2, 3])]
+        [helper.make_node("Identity", ["x"], ["a"], "t_id")], "then", [], [_info("a", [2, 3])]
     )
     other = helper.make_graph(
-        [helper.make_node("Neg", ["x"], ["b"])], "else", [], [_info("b", [2, 3])]
+        [helper.make_node("Neg", ["x"], ["b"], "e_neg")], "else", [], [_info("b", [2, 3])]
     )
     node = helper.make_node("If", ["c"], ["y"], "if", then_branch=then, else_branch=other)
-    path = _save(tmp_path, [node], [_info("x", [2, 3]), _info("c", [], TensorProto.BOOL)])
-    g = registry.load(path)
-    assert [s.node_id for s in make_plan(g).steps] == ["if"]
-    with pytest.raises(RunError, match=r"node 'if' \(If\): control-flow op 'If' is not run"):
+    return _save(tmp_path, [node], [_info("x", [2, 3]), _info("c", [], TensorProto.BOOL)])
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_an_if_node_runs_the_branch_its_condition_picks(tmp_path: Path, cond: bool) -> None:
+    g = registry.load(_if_model(tmp_path))
+    assert [s.node_id for s in make_plan(g).steps] == ["if"]  # the branches are its bodies
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    result = run(g, {"x": x, "c": np.array(cond)}, repeat=3)
+    np.testing.assert_array_equal(result.outputs["y"], x if cond else -x)
+    ran, idle = ("t_id", "e_neg") if cond else ("e_neg", "t_id")
+    assert ran in result.node_times and idle not in result.node_times
+    assert result.node_times["if"] >= 0.0  # its own share: the branch's time is the branch's
+
+
+def test_a_graph_attribute_kept_without_its_inputs_and_outputs_is_refused(tmp_path: Path) -> None:
+    """An XOC file saved before bodies named their inputs and outputs cannot bind values."""
+    g = registry.load(_if_model(tmp_path))
+    for value in g.node("if").attributes.values():
+        del value["inputs"], value["outputs"]
+    with pytest.raises(RunError, match=r"graph attribute '(then|else)_branch' does not name its"):
         run(g)
 
 
-def test_a_graph_attribute_kept_in_an_xoc_model_refuses_as_well() -> None:
+def test_a_graph_attribute_of_an_unknown_op_refuses_as_well() -> None:
     g = relu_chain(2)
     g.nodes[1].op_type = "Custom"
     g.nodes[1].metadata["attributes"] = {"body": {"graph": "b"}}
-    with pytest.raises(RunError, match="graph-valued attribute 'body' of op 'Custom'"):
+    with pytest.raises(RunError, match="no kernel for op 'Custom'"):
         run(g)
 
 

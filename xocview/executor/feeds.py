@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError, XocviewError
+from xocview.executor.optional import EMPTY
 from xocview.model import Tensor
 from xocview.model.dtypes import numpy_type
 
@@ -89,12 +90,22 @@ def random_value(
     raise RunError(f"tensor {tensor.id!r}: cannot make random values of dtype {dtype}")
 
 
-def read_feed(tensor: Tensor, value: Any) -> np.ndarray:
-    """A user's value for an input: an array, a number or list, or the path of a ``.npy`` file.
+def read_feed(tensor: Tensor, value: Any) -> Any:
+    """A user's value for an input: an array, a number or list, or the path of a ``.npy`` file;
+    for a sequence input a list of arrays, for an optional one None (empty) or its value.
 
-    The result takes the tensor's declared dtype; a rank that differs from the declared one is
-    refused with both shapes named.
+    A tensor takes its declared dtype; a rank that differs from the declared one is refused with
+    both shapes named.
     """
+    kind = tensor.metadata.get("type")
+    if kind == "optional":
+        if value is None:
+            return EMPTY
+        if isinstance(value, list):
+            return _read_sequence(tensor, value)
+        return np.asarray(value)
+    if kind == "sequence":
+        return _read_sequence(tensor, value)
     if isinstance(value, (str, Path)):
         path = Path(value)
         if path.exists() and not path.is_file():  # a FIFO or a device would block or not end
@@ -129,6 +140,20 @@ def read_feed(tensor: Tensor, value: Any) -> np.ndarray:
                 f"{list(declared)}; dimension {k} should be {d}"
             )
     return array
+
+
+def _read_sequence(tensor: Tensor, value: Any) -> list[np.ndarray]:
+    if not isinstance(value, list | tuple):
+        raise RunError(
+            f"input {tensor.id!r} is a sequence; expected a list of arrays, got "
+            f"{type(value).__name__}"
+        )
+    try:
+        return [np.asarray(v) for v in value]
+    except (TypeError, ValueError) as e:
+        raise RunError(
+            f"input {tensor.id!r}: an element of the sequence is not an array ({e})"
+        ) from e
 
 
 def stored_value(tensor: Tensor) -> np.ndarray:

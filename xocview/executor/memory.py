@@ -26,6 +26,10 @@ class LiveBytes:
         self.peak = 0
 
     def add(self, value: object) -> None:
+        if isinstance(value, list):  # a sequence: its tensors
+            for v in value:
+                self.add(v)
+            return
         if not isinstance(value, np.ndarray):
             return
         root = _root(value)
@@ -38,6 +42,10 @@ class LiveBytes:
             entry[1] += 1
 
     def drop(self, value: object) -> None:
+        if isinstance(value, list):
+            for v in value:
+                self.drop(v)
+            return
         if not isinstance(value, np.ndarray):
             return
         root = _root(value)

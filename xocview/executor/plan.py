@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from xocview.executor.attributes import kernel_kwargs
+from xocview.executor.bodies import Body, BodyIndex, order_with_captures
 from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
 
@@ -20,7 +21,9 @@ __all__ = [
     "CONTROL_FLOW",
     "Plan",
     "Step",
+    "all_steps",
     "graph_attribute",
+    "graph_attributes",
     "graph_opset",
     "graph_opsets",
     "make_plan",
@@ -65,6 +68,8 @@ class Step:
     frees: list[int] = field(default_factory=list)
     note: str | None = None  # something the run should tell the user about this node
     slots: list[int] = field(default_factory=list)  # where the runtime reads each input
+    bodies: list[Body] = field(default_factory=list)  # subgraphs its kernel runs (If, Loop...)
+    captures: list[int] = field(default_factory=list)  # outer tensors those bodies read
 
 
 @dataclass
@@ -116,10 +121,23 @@ def _positions(present: list[int], omitted: Any) -> list[int | None]:
 
 
 def _is_graph_value(value: Any) -> bool:
-    """A graph-valued attribute as readers keep it: ``{"graph": name}`` or a list of them."""
+    """A graph-valued attribute as readers keep it: ``{"graph": name}`` (with the body's
+    ``inputs`` and ``outputs``) or a list of them."""
     if isinstance(value, list):
         return bool(value) and all(_is_graph_value(v) for v in value)
-    return isinstance(value, dict) and set(value) == {"graph"}
+    return isinstance(value, dict) and "graph" in value and set(value) <= _GRAPH_KEYS
+
+
+_GRAPH_KEYS = frozenset({"graph", "inputs", "outputs"})
+
+
+def graph_attributes(node: Node) -> dict[str, Any]:
+    """The node's graph-valued attributes (schema ones and the source's others), by name."""
+    out = {k: v for k, v in node.attributes.items() if _is_graph_value(v)}
+    extra = node.metadata.get("attributes")
+    if isinstance(extra, dict):
+        out.update((k, v) for k, v in extra.items() if _is_graph_value(v) and k not in out)
+    return out
 
 
 def graph_attribute(node: Node) -> str | None:
@@ -180,23 +198,20 @@ def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
             )
 
 
-def _step(graph: Graph, pos: int, node: Node, opsets: dict[str, int], body: bool) -> Step:
+def _step(
+    graph: Graph, pos: int, node: Node, opsets: dict[str, int], bodies: _Bodies | None
+) -> Step:
+    """The node's step; ``bodies`` (for a node that holds subgraphs) plans them into its
+    keyword arguments."""
     ins = _positions(node.inputs, node.metadata.get("omitted_inputs"))
     outs = _positions(node.outputs, node.metadata.get("omitted_outputs"))
     kernel: Kernel | None = None
     problem: str | None = None
     note: str | None = None
     kwargs: dict[str, Any] = {}
+    planned: list[Body] = []
     domain = node.metadata.get("domain", "")
     try:
-        if node.op_type in CONTROL_FLOW:
-            raise UnsupportedOp(f"control-flow op {node.op_type!r} is not run by the executor")
-        if body:
-            name = graph_attribute(node) or "(a body)"
-            raise UnsupportedOp(
-                f"the executor does not run subgraphs; graph-valued attribute {name!r} of op "
-                f"{node.op_type!r} is not supported"
-            )
         if domain not in _KERNEL_DOMAINS:
             raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
         opset = opsets.get("" if domain in _DEFAULT_DOMAINS else domain)
@@ -218,15 +233,58 @@ def _step(graph: Graph, pos: int, node: Node, opsets: dict[str, int], body: bool
         _check_arity(kernel, len(ins))
         _check_present(kernel, ins)
         kwargs = kernel_kwargs(node)
+        if bodies is not None:
+            for name, value in bodies.plan(pos).items():
+                kwargs[name] = value
+                planned.extend(value if isinstance(value, list) else [value])
         _check_keywords(kernel, kwargs)
         if kernel.wants_num_outputs:
             kwargs["num_outputs"] = len(outs)
     except (UnsupportedOp, ValueError) as e:
-        kernel, problem = None, str(e)
+        kernel, problem, planned = None, str(e), []
     pairs = [(k, t) for k, t in enumerate(outs) if t is not None]
+    captures = sorted({t for b in planned for t in b.captures})
     return Step(
-        pos, node.id, node.op_type, kernel, problem, ins, pairs, len(outs), kwargs, note=note
+        pos,
+        node.id,
+        node.op_type,
+        kernel,
+        problem,
+        ins,
+        pairs,
+        len(outs),
+        kwargs,
+        note=note,
+        bodies=planned,
+        captures=captures,
     )
+
+
+class _Bodies:
+    """Plans the bodies of subgraph holders, each body's steps made by ``_step`` in turn."""
+
+    def __init__(
+        self, graph: Graph, hierarchy: Hierarchy, holders: np.ndarray, opsets: dict[str, int]
+    ) -> None:
+        self.graph, self.holders, self.opsets = graph, holders, opsets
+        self.index = BodyIndex(graph, hierarchy, holders)
+
+    def step(self, i: int) -> Step:
+        nested = self if self.holders[i] else None
+        return _step(self.graph, i, self.graph.nodes[i], self.opsets, nested)
+
+    def plan(self, holder: int) -> dict[str, Body | list[Body]]:
+        attributes = graph_attributes(self.graph.nodes[holder])
+        if not attributes:  # children marked as a body but no graph attribute names them
+            raise ValueError("its subgraph has no graph attribute naming its inputs and outputs")
+        bodies = self.index.bodies(holder, attributes, self.step)
+        for body in _flat(bodies):
+            _add_frees(body.steps, len(self.graph.tensors), body.outputs)
+        return bodies
+
+
+def _flat(bodies: dict[str, Body | list[Body]]) -> list[Body]:
+    return [b for v in bodies.values() for b in (v if isinstance(v, list) else [v])]
 
 
 def subgraph_holders(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
@@ -274,12 +332,20 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     ordered = np.zeros(len(graph.nodes), dtype=bool)
     ordered[graph.index.topo_order] = True
     cyclic = np.flatnonzero(~ordered & ~skip).tolist()
-    steps = [_step(graph, i, graph.nodes[i], opsets, bool(holders[i])) for i in order]
+    if holders.any():
+        bodies = _Bodies(graph, hierarchy, holders, opsets)
+        steps = order_with_captures([bodies.step(i) for i in order])
+    else:
+        steps = [_step(graph, i, graph.nodes[i], opsets, None) for i in order]
 
     produced = np.zeros(len(graph.tensors), dtype=bool)
-    for step in steps:
+    everything = all_steps(steps)
+    for step in everything:
         for _, t in step.outputs:
             produced[t] = True
+    for step in everything:
+        for body in step.bodies:
+            produced[body.inputs] = True  # bound by the holder on every call
     constant = ~produced
     constant[[t for t in graph.inputs if 0 <= t < len(graph.tensors)]] = False
     folded: list[Step] = []
@@ -289,11 +355,24 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     _add_frees(steps, len(graph.tensors), outputs)
     # Inputs and weights that the run reads or returns; what nothing reads is never made.
     used = np.zeros(len(graph.tensors), dtype=bool)
-    used[[t for step in steps + folded for t in step.inputs if t is not None]] = True
+    used[[t for step in all_steps(steps + folded) for t in step.inputs if t is not None]] = True
+    used[[t for step in all_steps(steps + folded) for b in step.bodies for t in b.outputs]] = True
     used[outputs] = True
     used[[t for t in graph.inputs if 0 <= t < len(graph.tensors)]] = True
     constants = np.flatnonzero(used & ~produced).tolist()
     return Plan(steps, constants, outputs, folded, cyclic)
+
+
+def all_steps(steps: list[Step]) -> list[Step]:
+    """``steps`` and the steps of their bodies, at any depth."""
+    out: list[Step] = []
+    todo = list(reversed(steps))
+    while todo:
+        step = todo.pop()
+        out.append(step)
+        for body in reversed(step.bodies):
+            todo.extend(reversed(body.steps))
+    return out
 
 
 def _split_constant_steps(steps: list[Step], constant: np.ndarray) -> tuple[list[Step], list[Step]]:
@@ -301,7 +380,7 @@ def _split_constant_steps(steps: list[Step], constant: np.ndarray) -> tuple[list
     folded: list[Step] = []
     rest: list[Step] = []
     for step in steps:
-        ins = [t for t in step.inputs if t is not None]
+        ins = [t for t in [*step.inputs, *step.captures] if t is not None]
         if step.kernel is not None and step.op_type not in _NOT_FOLDED and all(constant[ins]):
             folded.append(step)
             for _, t in step.outputs:
@@ -319,6 +398,8 @@ def _add_frees(steps: list[Step], num_tensors: int, outputs: list[int]) -> None:
         for t in step.inputs:
             if t is not None:
                 last_use[t] = s
+        for t in step.captures:
+            last_use[t] = s
         for _, t in step.outputs:
             made[t] = True
             last_use[t] = max(last_use[t], s)
@@ -333,7 +414,7 @@ def _run_outputs(graph: Graph, steps: list[Step], produced: np.ndarray) -> list[
         return [t for t in graph.outputs if 0 <= t < len(graph.tensors)]
     read = np.zeros(len(graph.tensors), dtype=bool)
     for step in steps:
-        read[[t for t in step.inputs if t is not None]] = True
+        read[[t for t in [*step.inputs, *step.captures] if t is not None]] = True
     return [int(t) for t in np.flatnonzero(produced & ~read)]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError
+from xocview.executor.bodies import Body
 from xocview.executor.budget import address_space_limit, format_size, resolve_budget
 from xocview.executor.coverage import check_order, check_sources
 from xocview.executor.estimate import check_budget, estimate_peak
@@ -22,7 +23,8 @@ from xocview.executor.feeds import (
     stored_value,
 )
 from xocview.executor.memory import LiveBytes
-from xocview.executor.plan import Plan, Step, make_plan
+from xocview.executor.optional import Empty
+from xocview.executor.plan import Plan, Step, all_steps, make_plan
 from xocview.executor.result import RunResult
 from xocview.executor.weight_shapes import (
     SHAPE_ARGUMENTS,
@@ -96,16 +98,26 @@ class _Session:
         self.symbols, self.default = symbols, default
         # one slot per tensor and a last one that stays None: omitted inputs read it
         self.values: list[Any] = [None] * (len(graph.tensors) + 1)
-        for step in plan.folded + plan.steps:
+        everything = all_steps(plan.folded + plan.steps)
+        for step in everything:
             step.slots = [len(graph.tensors) if t is None else t for t in step.inputs]
+            if step.bodies:
+                _bind_bodies(self, step)
         self.memory = LiveBytes()
         self.budget: int | None = None  # bytes the live tensors may take (None: no limit)
         self.samples: list[list[float]] = [[] for _ in plan.steps]
+        # body nodes: seconds summed over their calls in the current pass, then one per pass
+        self.body_pass: dict[str, float] = {}
+        self.body_samples: dict[str, list[float]] = {}
+        self.checking = True  # the first pass (and folding): every check, memory counted
+        # steps that run bodies, with their index among the timed steps (None inside a body)
+        timed = {id(step): k for k, step in enumerate(plan.steps)}
+        self.holders = [(timed.get(id(step)), step) for step in everything if step.bodies]
         self.warned: set[str] = set()
         self.needed = set(plan.outputs) | {
-            t for step in plan.folded + plan.steps for t in step.inputs if t is not None
+            t for step in everything for t in step.inputs if t is not None
         }
-        self.result = RunResult(op_types={s.node_id: s.op_type for s in plan.steps})
+        self.result = RunResult(op_types={s.node_id: s.op_type for s in everything})
         self.result.warnings.extend(s.note for s in plan.folded + plan.steps if s.note is not None)
 
     def rng(self, tensor: int) -> np.random.Generator:
@@ -179,6 +191,46 @@ class _Session:
             self.result.folded.append(step.node_id)
             for _, t in step.outputs:
                 self.result.weight_bytes += int(getattr(self.values[t], "nbytes", 0))
+        self.result.folded.extend(self.body_pass)  # the bodies of folded nodes ran once too
+        self.body_pass = {}
+
+    def record_bodies(self) -> None:
+        """Keep this pass's body times. A holder's own time becomes its time less its bodies'
+        (the slicing, stacking and binding it does itself), so that a holder's subtree sums to
+        what it took and the times of all nodes add up to the pass."""
+        inclusive = self.body_pass
+        own = dict(inclusive)
+        for k, step in self.holders:
+            inner = sum(inclusive.get(s.node_id, 0.0) for b in step.bodies for s in b.steps)
+            if k is not None and self.samples[k]:
+                self.samples[k][-1] = max(0.0, self.samples[k][-1] - inner)
+            elif step.node_id in own:
+                own[step.node_id] = max(0.0, own[step.node_id] - inner)
+        for node_id, seconds in own.items():
+            self.body_samples.setdefault(node_id, []).append(seconds)
+
+    def body_call(self, step: Step) -> None:
+        """One step of a body, checked in the first pass; its seconds add to the pass's sum."""
+        if self.checking:
+            seconds = self.call(step)
+        else:
+            values = self.values
+            args = [values[t] for t in step.slots]
+            start = time.perf_counter()
+            try:
+                out = step.kernel.call(*args, **step.kwargs)  # type: ignore[union-attr]
+            except RunError:
+                raise
+            except Exception as e:
+                raise self.error(step, args, f"{type(e).__name__}: {e}") from e
+            seconds = time.perf_counter() - start
+            outs = out if type(out) is tuple else (out,)
+            for k, t in step.outputs:
+                if k < len(outs):
+                    values[t] = outs[k]
+            for t in step.frees:
+                values[t] = None
+        self.body_pass[step.node_id] = self.body_pass.get(step.node_id, 0.0) + seconds
 
     def materialise(self, step: Step, args: list[Any]) -> None:
         """Random values for the step's inputs that still have none (shapes inferred)."""
@@ -236,8 +288,10 @@ class _Session:
         pass_times: list[float] = []
         for p in range(warmup + repeat):
             start = time.perf_counter()
+            self.body_pass = {}
             if p == 0:
                 finished = self.first_pass(p >= warmup, progress, cancel, total)
+                self.checking = False
             else:
                 finished = self.pass_(
                     p >= warmup, progress, cancel, p * len(self.plan.steps), total
@@ -247,6 +301,7 @@ class _Session:
                 return self.finish(pass_times)
             if p >= warmup:
                 pass_times.append(time.perf_counter() - start)
+                self.record_bodies()
         return self.finish(pass_times)
 
     def first_pass(
@@ -394,6 +449,11 @@ class _Session:
             for step, times in zip(self.plan.steps, self.samples, strict=True)
             if times
         }
+        # a body node's time: summed over its holder's calls in a pass (a loop's iterations),
+        # the median over passes; the holder's own time leaves its bodies out
+        r.node_times.update(
+            (node_id, float(np.median(times))) for node_id, times in self.body_samples.items()
+        )
         r.peak_bytes = self.memory.peak
         r.total_time = float(np.median(pass_times)) if pass_times else sum(r.node_times.values())
         r.outputs = {
@@ -404,9 +464,56 @@ class _Session:
         return r
 
 
+class _BoundBody:
+    """A planned body as its holder's kernel calls it: ``body(*values)`` binds the values to
+    the body's inputs, runs its steps in this session and returns its outputs' values."""
+
+    def __init__(self, session: _Session, body: Body) -> None:
+        self.session, self.body = session, body
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.body.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.body.outputs)
+
+    def __call__(self, *inputs: Any) -> list[Any]:
+        body, session = self.body, self.session
+        if len(inputs) != len(body.inputs):
+            raise ValueError(
+                f"body {body.attribute!r} takes {len(body.inputs)} inputs; {len(inputs)} given"
+            )
+        values = session.values
+        for t, v in zip(body.inputs, inputs, strict=True):
+            values[t] = v
+        for step in body.steps:
+            session.body_call(step)
+        out = [values[t] for t in body.outputs]
+        for t in body.made:  # the holder stores what it keeps as its own outputs
+            if session.checking:
+                session.memory.drop(values[t])
+            values[t] = None
+        return out
+
+
+def _bind_bodies(session: _Session, step: Step) -> None:
+    """The step's planned bodies (keyword arguments of its kernel) as callables."""
+    for name, value in list(step.kwargs.items()):
+        if isinstance(value, Body):
+            step.kwargs[name] = _BoundBody(session, value)
+        elif isinstance(value, list) and value and all(isinstance(v, Body) for v in value):
+            step.kwargs[name] = [_BoundBody(session, v) for v in value]
+
+
 def _describe(value: Any) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}[{','.join(map(str, value.shape))}]"
+    if isinstance(value, list):
+        return f"sequence of {len(value)}"
+    if isinstance(value, Empty):
+        return "empty optional"
     return type(value).__name__

@@ -90,7 +90,9 @@ def test_if_becomes_a_group_of_both_branches(tmp_path: Path) -> None:
     g = load(m.save(m.with_if(), tmp_path / "if.onnx"))
     node = g.node("branch")
     assert sorted(node.metadata["children_ids"]) == ["e_sub", "t_add"]
-    assert node.attributes["then_branch"] == {"graph": "then"}
+    then = node.attributes["then_branch"]
+    assert then["graph"] == "then" and then["inputs"] == []
+    assert then["outputs"] == [g.tensors[g.node("t_add").outputs[0]].id]
     assert g.node("t_add").metadata == {
         "name": "t_add",
         "parent_id": "branch",

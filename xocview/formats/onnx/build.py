@@ -262,9 +262,10 @@ class Builder:
             scoped = name if "/" in name else torch_scopes(proto)
             if scoped and not subgraphs:
                 self.scope_member(scoped, len(nodes))
-            nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
+            node = Node(nid, op, inputs, outputs, attributes, metadata)
+            nodes.append(node)
             if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
-                metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, None)
+                metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, None)
         return made
 
     def scope_member(self, name: str, position: int) -> None:
@@ -320,32 +321,42 @@ class Builder:
             scoped = name if "/" in name else torch_scopes(proto)
             if scoped:
                 self.scope_member(scoped, len(self.graph.nodes))
-        self.graph.nodes.append(Node(nid, op, inputs, outputs, attributes, metadata))
+        node = Node(nid, op, inputs, outputs, attributes, metadata)
+        self.graph.nodes.append(node)
         if subgraphs:  # the bodies' nodes become this node's children
-            metadata["children_ids"] = self.bodies(nid, subgraphs, rename, depth, call_attrs)
+            metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, call_attrs)
 
     def bodies(
         self,
-        nid: str,
+        holder: Node,
         subgraphs: list[tuple[str, onnx.GraphProto]],
         rename: Rename,
         depth: int,
         call_attrs: dict[str, onnx.AttributeProto] | None,
     ) -> list[str]:
-        """Add the nodes of an If/Loop/Scan node's bodies; returns their ids."""
+        """Add the nodes of an If/Loop/Scan node's bodies; returns their ids.
+
+        Each graph attribute's value ({"graph": name}) gets the body's formal ``inputs`` and
+        ``outputs`` (tensor ids, in order): what binds a run's values to the body.
+        """
+        nid = holder.id
         children: list[str] = []
         nodes = self.graph.nodes
         for attr_name, sub in subgraphs:
-            for vi in sub.input:
-                t = self.tensor(rename(vi.name), "input")
-                self.subgraph_of.setdefault(t, nid)
+            formal_in = [rename(vi.name) for vi in sub.input]
+            for name in formal_in:
+                self.subgraph_of.setdefault(self.tensor(name, "input"), nid)
             self.initializers(sub.initializer, rename)
             made = self.nodes(sub, nid, rename, depth, call_attrs)
             for i in made:
                 nodes[i].metadata["subgraph"] = attr_name
             children.extend(nodes[i].id for i in made)
-            for out in sub.output:
-                self.tensor(rename(out.name))
+            formal_out = [rename(out.name) for out in sub.output]
+            for name in formal_out:
+                self.tensor(name)
+            value = _graph_value(holder, attr_name)
+            if value is not None:
+                value["inputs"], value["outputs"] = formal_in, formal_out
         return children
 
     def call(
@@ -412,3 +423,16 @@ def _common_start(paths: list[list[str]]) -> list[str]:
         if any(p[k] != first[k] for p in paths):
             return first[:k]
     return first[:n]
+
+
+def _graph_value(node: Node, attr_name: str) -> dict[str, Any] | None:
+    """The ``{"graph": name}`` value of a graph attribute (``name[i]`` for one of a GRAPHS
+    list), among the schema attributes or the source's others in metadata."""
+    base, _, index = attr_name.partition("[")
+    for table in (node.attributes, node.metadata.get("attributes")):
+        if isinstance(table, dict) and base in table:
+            value = table[base]
+            if index and isinstance(value, list):
+                value = value[int(index.rstrip("]"))]
+            return value if isinstance(value, dict) else None
+    return None

@@ -26,6 +26,7 @@ __all__ = [
     "node_flops",
     "node_parameters",
     "node_times_ms",
+    "subgraph_holders",
     "subtree_sums",
     "times_as_metadata",
 ]
@@ -50,12 +51,19 @@ def stored_time(node_metadata: Mapping[str, object]) -> float:
     return float("nan")
 
 
-def subtree_sums(leaf_values: np.ndarray, h: Hierarchy) -> np.ndarray:
-    """Each leaf's value, and for each group the sum over its leaves with a value.
+def subtree_sums(
+    leaf_values: np.ndarray, h: Hierarchy, own_too: np.ndarray | None = None
+) -> np.ndarray:
+    """Each leaf's value, and for each group the sum over its leaves with a value; the groups
+    in ``own_too`` (an If or Loop, which runs and has a time of its own besides its bodies')
+    add their own value as well.
 
     NaN marks a leaf without a value and a group none of whose leaves has one.
     """
-    own = np.where(h.is_group, np.nan, leaf_values.astype(np.float64))
+    values = leaf_values.astype(np.float64)
+    own = np.where(h.is_group, np.nan, values)
+    if own_too is not None:
+        own = np.where(own_too, values, own)
     total = np.where(np.isnan(own), 0.0, own)
     known = ~np.isnan(own)
     for depth in range(h.max_depth, 0, -1):  # deepest first: a group gets its whole subtree
@@ -70,7 +78,17 @@ def node_times_ms(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     h = h if h is not None else Hierarchy(graph)
     n = len(graph.nodes)
     own = np.fromiter((stored_time(nd.metadata) for nd in graph.nodes), np.float64, count=n)
-    return subtree_sums(own, h)
+    return subtree_sums(own, h, subgraph_holders(graph, h))
+
+
+def subgraph_holders(graph: Graph, h: Hierarchy) -> np.ndarray:
+    """Nodes whose children are the bodies of their graph attributes (If, Loop, Scan)."""
+    n = len(graph.nodes)
+    in_body = np.fromiter(("subgraph" in nd.metadata for nd in graph.nodes), bool, count=n)
+    holds = np.zeros(n, dtype=bool)
+    parents = h.parent[in_body]
+    holds[parents[parents >= 0]] = True
+    return holds
 
 
 def node_flops(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
