@@ -58,7 +58,7 @@ class Errored(NotPassing):
 
 
 class NotApplicable(NotPassing):
-    """Sequence, optional or map values, which the shared model has no tensors for."""
+    """Map or sparse values, which the runtime has no values for."""
 
     kind = "na"
 

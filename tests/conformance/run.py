@@ -4,7 +4,11 @@ compare with expectations.txt; `--write-expectations` rewrites the file from thi
 The file is written here and never by pytest: promoting a case (deleting its line) or
 accepting a new failure is a change someone reviews in the diff.
 
-Usage: python tests/conformance/run.py [--write-expectations] [--verbose]
+With ``--anchors`` the same cases also run through onnxruntime and onnx's ReferenceEvaluator,
+judged by the same comparison, and the table has a row per engine with the seconds each sweep
+took (loading included).
+
+Usage: python tests/conformance/run.py [--write-expectations] [--verbose] [--anchors]
 """
 
 from __future__ import annotations
@@ -63,12 +67,23 @@ def write_expectations(outcomes: dict[str, Expectation | None], path: Path = EXP
     head = [
         "# ONNX node conformance cases that xocview does not pass (xfail strict in",
         "# test_node_cases.py). Kinds: refused (clean refusal), wrong (output differs),",
-        "# error (a crash), na (sequence/optional values). Do not edit by hand: run",
+        "# error (a crash), na (map or sparse values). Do not edit by hand: run",
         "# `python tests/conformance/run.py --write-expectations` and review the diff.",
         f"# onnx {onnx.__version__}: {summary(outcomes)}",
     ]
     lines = [f"{name:<{width}}  {o.kind:<7}  {o.reason}" for name, o in failing.items()]
     path.write_text("\n".join([*head, *lines]) + "\n")
+
+
+def engine_table(rows: dict[str, tuple[dict[str, Expectation | None], float]]) -> str:
+    """One row per engine: its counts of each outcome and the seconds of its sweep."""
+    head = f"{'engine':<12}" + "".join(f"{kind:>9}" for kind in ORDER) + f"{'seconds':>9}"
+    lines = [head]
+    for engine, (outcomes, seconds) in rows.items():
+        n = counts(outcomes)
+        cells = "".join(f"{n.get(kind, 0):>9}" for kind in ORDER)
+        lines.append(f"{engine:<12}{cells}{seconds:>9.1f}")
+    return "\n".join(lines)
 
 
 def differences(
@@ -92,11 +107,23 @@ def main(argv: list[str] | None = None) -> int:
         "--write-expectations", action="store_true", help=f"rewrite {EXPECTATIONS.name}"
     )
     parser.add_argument("--verbose", action="store_true", help="print every non-passing case")
+    parser.add_argument(
+        "--anchors",
+        action="store_true",
+        help="also run onnxruntime and onnx's ReferenceEvaluator and print one row per engine",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     outcomes = run_all()
+    seconds = time.perf_counter() - start
     print(table(outcomes))
-    print(f"({time.perf_counter() - start:.1f} s, onnx {onnx.__version__})")
+    print(f"({seconds:.1f} s, onnx {onnx.__version__})")
+    if args.anchors:
+        from tests.conformance.anchors import ENGINES, run_engine
+
+        rows = {"xocview": (outcomes, seconds)}
+        rows.update((engine, run_engine(engine)) for engine in ENGINES)
+        print(engine_table(rows))
     if args.verbose:
         for name, o in outcomes.items():
             if o is not None:

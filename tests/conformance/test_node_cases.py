@@ -51,3 +51,14 @@ def test_every_expectation_names_a_case() -> None:
     """Stale lines (a case onnx renamed or dropped) would hide nothing, but mislead."""
     stale = sorted(set(EXPECTED) - set(NAMES))
     assert not stale, f"{EXPECTATIONS.name} lists cases onnx does not have: {stale[:5]}"
+
+
+@pytest.mark.parametrize("engine", ["onnxruntime", "reference"])
+def test_the_anchor_engines_are_judged_like_us(engine: str) -> None:
+    """run.py --anchors puts onnxruntime and the ReferenceEvaluator beside us: the same cases,
+    the same comparison (a sequence-valued Loop included)."""
+    pytest.importorskip("onnxruntime", reason="onnxruntime is the test extra's anchor")
+    from tests.conformance.anchors import ENGINES, run_case_with
+
+    for name in ("test_abs", "test_loop13_seq", "test_sequence_insert_at_back"):
+        run_case_with(ENGINES[engine], name)

@@ -269,3 +269,32 @@ def test_a_bug_during_a_run_is_one_short_line(qtbot, window, tmp_path: Path, mon
     (message,) = window.runner.messages
     assert "internal error: RuntimeError: first second" in message
     assert "\n" not in message and len(message) < 500
+
+
+def test_a_loop_runs_in_the_window_and_its_time_splits_into_body_and_own(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Open an ONNX Loop (a Cast/Mul/Add/ReduceSum/Less/Identity body reading outer tensors),
+    run it: every body node is timed, the Profile pane counts the Loop's own share beside its
+    body's nodes, and the inspector says how the Loop's time is made."""
+    from tests.executor.test_control_flow import running_sum_loop
+
+    view = open_file(qtbot, window, running_sum_loop(tmp_path))
+    doc = view.doc
+    feeds = {}
+    for name, value in (("M", np.array(6, np.int64)), ("cond", np.array(True))):
+        np.save(tmp_path / f"{name}.npy", value)
+        feeds[name] = str(tmp_path / f"{name}.npy")
+    run_and_wait(qtbot, window, RunOptions(feeds=feeds, repeat=2, warmup=1))
+    g, h = doc.graph, doc.hierarchy
+    loop = next(i for i, n in enumerate(g.nodes) if n.op_type == "Loop")
+    body = h.children(loop).tolist()
+    assert len(body) == 6
+    times = node_times_ms(g, h)
+    assert np.isfinite(times[body]).all() and np.isfinite(times[loop])
+    panel = window.runner.profile
+    assert "over 7 timed nodes" in panel.summary.text()  # the body's 6 and the Loop itself
+    assert "Loop" in {panel.nodes.item(r, 1).text() for r in range(panel.nodes.rowCount())}
+    doc.select_node(loop)
+    rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
+    assert rows and rows[0].text(1).startswith(format_ms(times[loop]) + " (its bodies, and ")

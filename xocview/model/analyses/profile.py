@@ -26,6 +26,8 @@ __all__ = [
     "node_flops",
     "node_parameters",
     "node_times_ms",
+    "own_times_ms",
+    "stored_time",
     "subgraph_holders",
     "subtree_sums",
     "times_as_metadata",
@@ -76,9 +78,14 @@ def subtree_sums(
 def node_times_ms(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     """Stored milliseconds per node position (groups: sums over their leaves)."""
     h = h if h is not None else Hierarchy(graph)
+    return subtree_sums(own_times_ms(graph), h, subgraph_holders(graph, h))
+
+
+def own_times_ms(graph: Graph) -> np.ndarray:
+    """Each node's own stored milliseconds (NaN where it has none): a leaf's time, an If's or
+    Loop's share besides its bodies; a plain group has none."""
     n = len(graph.nodes)
-    own = np.fromiter((stored_time(nd.metadata) for nd in graph.nodes), np.float64, count=n)
-    return subtree_sums(own, h, subgraph_holders(graph, h))
+    return np.fromiter((stored_time(nd.metadata) for nd in graph.nodes), np.float64, count=n)
 
 
 def subgraph_holders(graph: Graph, h: Hierarchy) -> np.ndarray:

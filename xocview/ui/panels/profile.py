@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import shorten
 from xocview.executor import RunResult
-from xocview.model.analyses.profile import format_ms
+from xocview.model.analyses.profile import format_ms, own_times_ms, subgraph_holders
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 
@@ -152,8 +152,10 @@ class ProfilePanel(QWidget):
             self.summary.setText("")
             return
         graph, h = doc.graph, doc.hierarchy
-        times = doc.times_ms()
-        leaves = np.flatnonzero(~h.is_group & np.isfinite(times))
+        # what each node that runs took itself: leaves, and an If's or Loop's own share
+        times = own_times_ms(graph)
+        runs = ~h.is_group | subgraph_holders(graph, h)
+        leaves = np.flatnonzero(runs & np.isfinite(times))
         run: RunResult | None = getattr(doc, "last_run", None)
         if not len(leaves):
             self.summary.setText("No times yet: Run > Run Graph (F5) measures every node.")

@@ -13,7 +13,7 @@ from xocview.model import DTYPES, Tensor, edits
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import OpDoc, node_doc, roles
 from xocview.model.analyses.parameters import parameters
-from xocview.model.analyses.profile import format_ms
+from xocview.model.analyses.profile import format_ms, stored_time
 from xocview.model.analyses.summary import shape_text, summarize
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
@@ -90,6 +90,9 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
     ms = doc.times_ms()[i]
     if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
         total = " (sum of its leaves)" if doc.hierarchy.is_group[i] else ""
+        own = stored_time(node.metadata)
+        if doc.hierarchy.is_group[i] and np.isfinite(own):  # an If or Loop: its bodies + itself
+            total = f" (its bodies, and {format_ms(own)} of its own)"
         cells.row(t, "Time (CPU)", f"{format_ms(float(ms))}{total}")
     cells.nested(
         t,
