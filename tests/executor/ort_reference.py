@@ -1,4 +1,5 @@
-"""One ONNX node run by onnxruntime next to our kernel: the per-op suite's yardstick."""
+"""One ONNX node run by onnxruntime (or onnx's ReferenceEvaluator) next to our kernel: the
+per-op suite's yardsticks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from xocview.executor.registry import lookup
 
@@ -37,6 +39,48 @@ def _attr_for_onnx(value: Any) -> Any:
     return value
 
 
+# The default domain's opset in a model whose node is of another domain (ai.onnx.ml,
+# ai.onnx.preview, ai.onnx.preview.training): needed beside it, not used by the node.
+DEFAULT_DOMAIN_OPSET = 21
+
+
+def _one_node_model(
+    op_type: str,
+    inputs: list[np.ndarray | None],
+    attrs: dict[str, Any] | None,
+    *,
+    opset: int,
+    domain: str,
+    num_outputs: int,
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray], list[str]]:
+    """A model of one ``op_type`` node of ``domain`` at ``opset``, its feeds and its output
+    names. Inputs are x0, x1... (a None input is left out: an empty name), outputs y0, y1...
+    of unknown type; numpy attributes become tensors."""
+    in_names = ["" if x is None else f"x{i}" for i, x in enumerate(inputs)]
+    out_names = [f"y{i}" for i in range(num_outputs)]
+    node = helper.make_node(
+        op_type,
+        in_names,
+        out_names,
+        domain=domain or None,
+        **{k: _attr_for_onnx(v) for k, v in (attrs or {}).items()},
+    )
+    graph_inputs = [
+        helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape))
+        for name, x in zip(in_names, inputs, strict=True)
+        if x is not None
+    ]
+    graph_outputs = [onnx.ValueInfoProto(name=name) for name in out_names]
+    imports = [helper.make_opsetid("", DEFAULT_DOMAIN_OPSET if domain else opset)]
+    if domain:
+        imports.append(helper.make_opsetid(domain, opset))
+    model = helper.make_model(
+        helper.make_graph([node], "single", graph_inputs, graph_outputs), opset_imports=imports
+    )
+    feeds = {n: x for n, x in zip(in_names, inputs, strict=True) if x is not None}
+    return model, feeds, out_names
+
+
 def ort_run(
     op_type: str,
     inputs: list[np.ndarray | None],
@@ -46,21 +90,8 @@ def ort_run(
     num_outputs: int = 1,
 ) -> list[np.ndarray]:
     """Outputs of one ``op_type`` node run by onnxruntime (None inputs are omitted)."""
-    attrs = attrs or {}
-    in_names = ["" if x is None else f"x{i}" for i, x in enumerate(inputs)]
-    out_names = [f"y{i}" for i in range(num_outputs)]
-    node = helper.make_node(
-        op_type, in_names, out_names, **{k: _attr_for_onnx(v) for k, v in attrs.items()}
-    )
-    graph_inputs = [
-        helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape))
-        for name, x in zip(in_names, inputs, strict=True)
-        if x is not None
-    ]
-    graph_outputs = [onnx.ValueInfoProto(name=name) for name in out_names]
-    model = helper.make_model(
-        helper.make_graph([node], "single", graph_inputs, graph_outputs),
-        opset_imports=[helper.make_opsetid("", opset)],
+    model, feeds, out_names = _one_node_model(
+        op_type, inputs, attrs, opset=opset, domain="", num_outputs=num_outputs
     )
     model.ir_version = min(model.ir_version, 9)
     model = onnx.shape_inference.infer_shapes(model)
@@ -74,8 +105,31 @@ def ort_run(
     session = ort.InferenceSession(
         model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
     )
-    feeds = {n: x for n, x in zip(in_names, inputs, strict=True) if x is not None}
     return list(session.run(out_names, feeds))
+
+
+def reference_run(
+    op_type: str,
+    inputs: list[np.ndarray | None],
+    attrs: dict[str, Any] | None = None,
+    *,
+    opset: int,
+    domain: str = "",
+    num_outputs: int = 1,
+) -> list[np.ndarray]:
+    """Outputs of one ``op_type`` node run by onnx's ReferenceEvaluator, the spec's own
+    (Python) implementation: the yardstick where onnxruntime lacks the op or the type (preview
+    and training domains, opsets past onnxruntime's, bfloat16, float8, int4...) or departs
+    from the spec.
+
+    ``opset`` is ``domain``'s (a node of another domain than the default also gets the default
+    domain, at DEFAULT_DOMAIN_OPSET); None inputs are omitted and numpy attributes become
+    tensors, as in ort_run. Unpack one output as ``(want,) = reference_run(...)``.
+    """
+    model, feeds, _ = _one_node_model(
+        op_type, inputs, attrs, opset=opset, domain=domain, num_outputs=num_outputs
+    )
+    return list(ReferenceEvaluator(model).run(None, feeds))
 
 
 def ours(

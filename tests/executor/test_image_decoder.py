@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from onnx.backend.test.case.node import _image_decoder_data as frozen
 
-from tests.executor.ort_reference import ours
-from tests.executor.test_training_ops import reference
+from tests.executor.ort_reference import ours, reference_run
 
 RNG = np.random.default_rng(3)
 
@@ -426,7 +425,7 @@ def reference_or_skip(data: bytes, pixel_format: str) -> np.ndarray:
     pytest.importorskip("PIL", reason="onnx's reference ImageDecoder needs Pillow")
     stream = np.frombuffer(data, np.uint8)
     attrs: dict[str, Any] = {"pixel_format": pixel_format}
-    (want,) = reference("ImageDecoder", [stream], attrs, opset=20)
+    (want,) = reference_run("ImageDecoder", [stream], attrs, opset=20)
     return want
 
 

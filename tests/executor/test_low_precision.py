@@ -5,7 +5,6 @@ ReferenceEvaluator (onnxruntime lacks most of these casts on CPU)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from tests.executor.ort_reference import ours
+from tests.executor.ort_reference import ours, reference_run
 from xocview.executor import run
 from xocview.formats import load
 
@@ -30,23 +29,6 @@ SMALL_INTS = {
     TensorProto.INT2: ml_dtypes.int2,
     TensorProto.UINT2: ml_dtypes.uint2,
 }
-
-
-def reference(op: str, inputs: list[np.ndarray], attrs: dict[str, Any], opset: int = 25) -> Any:
-    """One node run by onnx's ReferenceEvaluator."""
-    names = [f"x{i}" for i in range(len(inputs))]
-    node = helper.make_node(op, names, ["y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "one",
-        [
-            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
-            for n, x in zip(names, inputs, strict=True)
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    return ReferenceEvaluator(model).run(None, dict(zip(names, inputs, strict=True)))[0]
 
 
 def same_bits(got: np.ndarray, want: np.ndarray) -> None:
@@ -108,7 +90,7 @@ def test_cast_to_narrow_floats_matches_the_reference(to: int, saturate: int) -> 
     x = np.concatenate([spread(), np.array([np.inf, -np.inf, np.nan], np.float32)])
     attrs = {"to": to, "saturate": saturate}
     (got,) = ours("Cast", [x], attrs, opset=25)
-    same_bits(got, reference("Cast", [x], attrs))
+    same_bits(got, reference_run("Cast", [x], attrs, opset=25)[0])
 
 
 @pytest.mark.parametrize("to", list(SMALL_INTS))
@@ -116,10 +98,10 @@ def test_cast_to_narrow_floats_matches_the_reference(to: int, saturate: int) -> 
 def test_cast_between_small_ints_and_floats_matches_the_reference(to: int, src: type) -> None:
     x = np.arange(-9.0, 17.0, 0.5).astype(src)
     (got,) = ours("Cast", [x], {"to": to}, opset=25)
-    same_bits(got, reference("Cast", [x], {"to": to}))
+    same_bits(got, reference_run("Cast", [x], {"to": to}, opset=25)[0])
     back = helper.np_dtype_to_tensor_dtype(np.dtype(src))
     (wide,) = ours("Cast", [got], {"to": back}, opset=25)
-    same_bits(wide, reference("Cast", [got], {"to": back}))
+    same_bits(wide, reference_run("Cast", [got], {"to": back}, opset=25)[0])
 
 
 @pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
@@ -128,7 +110,7 @@ def test_cast_to_e8m0_rounds_to_a_power_of_two(round_mode: str) -> None:
     x = x[x > 0]
     attrs = {"to": TensorProto.FLOAT8E8M0, "round_mode": round_mode}
     (got,) = ours("Cast", [x], attrs, opset=25)
-    same_bits(got, reference("Cast", [x], attrs))
+    same_bits(got, reference_run("Cast", [x], attrs, opset=25)[0])
     value = got.astype(np.float64)
     if round_mode == "up":
         assert np.all(value >= x) and np.all(value < 2 * x)
@@ -163,9 +145,9 @@ def test_quantize_and_dequantize_per_axis_match_the_reference(to: int) -> None:
         zero = rng.integers(0, 2, 8).astype(np.int8).astype(dtype)
     attrs = {"axis": 1}
     (q,) = ours("QuantizeLinear", [x, scale, zero], attrs, opset=25)
-    same_bits(q, reference("QuantizeLinear", [x, scale, zero], attrs))
+    same_bits(q, reference_run("QuantizeLinear", [x, scale, zero], attrs, opset=25)[0])
     (d,) = ours("DequantizeLinear", [q, scale, zero], attrs, opset=25)
-    same_bits(d, reference("DequantizeLinear", [q, scale, zero], attrs))
+    same_bits(d, reference_run("DequantizeLinear", [q, scale, zero], attrs, opset=25)[0])
 
 
 def test_blocked_int4_weights_dequantize_like_the_reference() -> None:
@@ -176,7 +158,7 @@ def test_blocked_int4_weights_dequantize_like_the_reference() -> None:
     zero = rng.integers(-2, 2, (2, 16)).astype(np.int8).astype(ml_dtypes.int4)
     attrs = {"axis": 0, "block_size": 32}
     (got,) = ours("DequantizeLinear", [w, scale, zero], attrs, opset=21)
-    same_bits(got, reference("DequantizeLinear", [w, scale, zero], attrs, opset=21))
+    same_bits(got, reference_run("DequantizeLinear", [w, scale, zero], attrs, opset=21)[0])
 
 
 def test_quantize_to_float8_saturates_only_when_asked() -> None:

@@ -478,13 +478,13 @@ def test_deep_forest_is_stepped_by_level() -> None:
 
 
 def test_rows_walked_in_blocks_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    import xocview.executor.ops.ml as ml
+    import xocview.executor.ops.ml_forest as ml_forest
 
     cols = random_trees(20, 5, 6, 2)
     attrs = regressor_attrs(cols, 2, aggregate_function="MIN")
     x = features(500, 6)
     whole = ours("TreeEnsembleRegressor", [x], attrs, opset=3)[0]
-    monkeypatch.setattr(ml, "_PAIRS_PER_CHUNK", 70)
+    monkeypatch.setattr(ml_forest, "_PAIRS_PER_CHUNK", 70)
     np.testing.assert_array_equal(ours("TreeEnsembleRegressor", [x], attrs, opset=3)[0], whole)
 
 

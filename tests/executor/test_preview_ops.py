@@ -7,15 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
-from tests.executor.ort_reference import check_op, ours
-from xocview.executor.ops.flex_attention import flex_attention_core
+from tests.executor.ort_reference import check_op, ours, reference_run
+from xocview.executor.ops.flex_attention import flex_attention
 from xocview.executor.registry import lookup
 
 RNG = np.random.default_rng(27)
@@ -23,35 +20,6 @@ RNG = np.random.default_rng(27)
 
 def rand(*shape: int, dtype: Any = np.float32, scale: float = 1.0) -> np.ndarray:
     return (RNG.standard_normal(shape) * scale).astype(dtype)
-
-
-def reference(
-    op: str,
-    inputs: list[np.ndarray | None],
-    attrs: dict[str, Any] | None = None,
-    *,
-    opset: int,
-    domain: str = "",
-    num_outputs: int = 1,
-) -> list[np.ndarray]:
-    """One node run by onnx's ReferenceEvaluator (None inputs are omitted)."""
-    names = ["" if x is None else f"x{i}" for i, x in enumerate(inputs)]
-    outs = [f"y{i}" for i in range(num_outputs)]
-    node = helper.make_node(op, names, outs, domain=domain, **(attrs or {}))
-    graph_in = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
-        for n, x in zip(names, inputs, strict=True)
-        if x is not None
-    ]
-    graph_out = [onnx.ValueInfoProto(name=n) for n in outs]
-    imports = [helper.make_opsetid("", 26 if domain else opset)]
-    if domain:
-        imports.append(helper.make_opsetid(domain, opset))
-    model = helper.make_model(
-        helper.make_graph([node], "single", graph_in, graph_out), opset_imports=imports
-    )
-    feeds = {n: x for n, x in zip(names, inputs, strict=True) if x is not None}
-    return list(ReferenceEvaluator(model).run(None, feeds))
 
 
 def assert_matches(got: list[np.ndarray], want: list[np.ndarray], **tol: float) -> None:
@@ -145,7 +113,7 @@ def test_linear_attention_chunking_matches_the_recurrence(
         rule, 2, t, hq, hkv, dk, dv, past=past, per_dim_decay=per_dim, scalar_beta=scalar_beta
     )
     attrs = {"q_num_heads": hq, "kv_num_heads": hkv, "update_rule": rule}
-    want = reference("LinearAttention", inputs, attrs, opset=27, num_outputs=2)
+    want = reference_run("LinearAttention", inputs, attrs, opset=27, num_outputs=2)
     got = ours("LinearAttention", inputs, {**attrs, "chunk_size": chunk}, opset=27, num_outputs=2)
     assert_matches(got, want, rtol=1e-4, atol=1e-5)
 
@@ -172,7 +140,7 @@ def test_linear_attention_strong_and_weak_decay(
         decay_scale=decay_scale,
     )
     attrs = {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": rule, "chunk_size": 16}
-    want = reference("LinearAttention", inputs, attrs, opset=27, num_outputs=2)
+    want = reference_run("LinearAttention", inputs, attrs, opset=27, num_outputs=2)
     got = ours("LinearAttention", inputs, attrs, opset=27, num_outputs=2)
     assert_matches(got, want, rtol=1e-4, atol=1e-5)
 
@@ -187,7 +155,7 @@ def test_linear_attention_scale_and_float16() -> None:
     check_op("LinearAttention", inputs, attrs, opset=27, num_outputs=2, rtol=1e-4, atol=1e-5)
     half[3] = inputs[3]  # the state may have its own type
     got = ours("LinearAttention", half, attrs, opset=27, num_outputs=2)
-    want = reference("LinearAttention", half, attrs, opset=27, num_outputs=2)
+    want = reference_run("LinearAttention", half, attrs, opset=27, num_outputs=2)
     assert got[0].dtype == np.float16 and got[1].dtype == np.float32
     assert_matches(got, want, rtol=2e-3, atol=2e-3)
 
@@ -266,7 +234,7 @@ def test_causal_conv_float16_rounds_once() -> None:
     inputs: list[np.ndarray | None] = [x, w, rand(6, dtype=np.float16), None]
     attrs = {"activation": "silu"}
     got = ours("CausalConvWithState", inputs, attrs, opset=27, num_outputs=2)
-    want = reference("CausalConvWithState", inputs, attrs, opset=27, num_outputs=2)
+    want = reference_run("CausalConvWithState", inputs, attrs, opset=27, num_outputs=2)
     for g, e in zip(got, want, strict=True):
         assert g.dtype == np.float16
         np.testing.assert_array_equal(g, e)
@@ -292,7 +260,7 @@ def test_causal_conv_refusals() -> None:
 def test_swiglu_matches_reference(dtype: Any, alpha: float, shape: tuple[int, ...]) -> None:
     a, b = rand(*shape, dtype=dtype, scale=4), rand(*shape, dtype=dtype)
     got = ours("SwiGLU", [a, b], {"alpha": alpha}, opset=28)
-    want = reference("SwiGLU", [a, b], {"alpha": alpha}, opset=28)
+    want = reference_run("SwiGLU", [a, b], {"alpha": alpha}, opset=28)
     tol = 2e-3 if dtype == np.float16 else 1e-6
     assert_matches(got, want, rtol=tol, atol=tol)
 
@@ -382,9 +350,8 @@ def test_flex_attention_matches_reference(
         attrs["scale"] = scale
     if precision is not None:
         attrs["softmax_precision"] = precision
-    args = dict(opset=1, domain="ai.onnx.preview")
     got = ours("FlexAttention", [q, k, v], attrs, opset=1)
-    want = reference("FlexAttention", [q, k, v], attrs, **args)  # type: ignore[arg-type]
+    want = reference_run("FlexAttention", [q, k, v], attrs, opset=1, domain="ai.onnx.preview")
     tol = 2e-3 if dtype == np.float16 else 1e-5
     assert_matches(got, want, rtol=tol, atol=tol)
 
@@ -399,14 +366,14 @@ def test_flex_attention_hooks_take_callables() -> None:
         assert scores.dtype == np.float32
         return np.where(np.tri(4, dtype=bool), scores, -np.inf)
 
-    y = flex_attention_core(q, k, v, score_mod=causal, prob_mod=lambda p: p * 2)
+    y = flex_attention(q, k, v, score_mod=causal, prob_mod=lambda p: p * 2)
     assert seen == [(1, 2, 4, 4)]
     s = q @ k.swapaxes(-1, -2) / np.sqrt(8) + np.where(np.tri(4, dtype=bool), 0, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     np.testing.assert_allclose(y, 2 * p @ v, rtol=1e-5, atol=1e-6)
     (same,) = ours("FlexAttention", [q, k, v], {"score_mod": causal}, opset=1)
-    np.testing.assert_allclose(same, flex_attention_core(q, k, v, score_mod=causal))
+    np.testing.assert_allclose(same, flex_attention(q, k, v, score_mod=causal))
 
 
 def test_flex_attention_fully_masked_row_is_zero() -> None:
@@ -417,7 +384,7 @@ def test_flex_attention_fully_masked_row_is_zero() -> None:
         s[..., 0, :] = -np.inf
         return s
 
-    y = flex_attention_core(q, k, v, score_mod=mask_first_row)
+    y = flex_attention(q, k, v, score_mod=mask_first_row)
     np.testing.assert_array_equal(y[..., 0, :], 0)
     assert np.isfinite(y).all()
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.executor.ort_reference import check_op, ort_run, ours
+from tests.executor.ort_reference import check_op, ort_run, ours, reference_run
 from tests.executor.test_shape import i64, rand
-from tests.executor.test_training_ops import reference
 
 TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
 NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
@@ -33,7 +32,7 @@ def unrounded_align_corners(shape: tuple, attrs: dict, scales: tuple | None) -> 
 
 def check_reference(inputs: list[np.ndarray | None], attrs: dict, opset: int) -> None:
     """Our Resize against onnx's ReferenceEvaluator: same shape and dtype, close values."""
-    (want,) = reference("Resize", inputs, attrs, opset=opset)
+    (want,) = reference_run("Resize", inputs, attrs, opset=opset)
     (got,) = ours("Resize", inputs, attrs, opset=opset)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -7,37 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx
 import pytest
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
-from tests.executor.ort_reference import check_op, ours
+from tests.executor.ort_reference import check_op, ours, reference_run
 
 RNG = np.random.default_rng(31)
 
 
 def rand(*shape: int, dtype: Any = np.float32) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
-
-
-def reference(
-    op_type: str, inputs: list[np.ndarray], attrs: dict[str, Any], opset: int
-) -> list[np.ndarray]:
-    """Outputs of ONNX's own (Python) reference implementation for one node."""
-    names = [f"x{i}" for i in range(len(inputs))]
-    node = helper.make_node(op_type, names, ["y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "single",
-        [
-            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
-            for n, x in zip(names, inputs, strict=True)
-        ],
-        [onnx.ValueInfoProto(name="y")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    return list(ReferenceEvaluator(model).run(None, dict(zip(names, inputs, strict=True))))
 
 
 # --- GridSample ----------------------------------------------------------------------------------
@@ -56,7 +34,7 @@ def test_grid_sample_4d_matches_the_onnx_reference(
 ) -> None:
     x, g = rand(2, 3, 5, 6), grid(2, 4, 7)
     attrs = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
-    (want,) = reference("GridSample", [x, g], attrs, 22)
+    (want,) = reference_run("GridSample", [x, g], attrs, opset=22)
     (got,) = ours("GridSample", [x, g], attrs, opset=22)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -79,7 +57,7 @@ def test_grid_sample_5d_matches_the_onnx_reference(
 ) -> None:
     x, g = rand(1, 2, 3, 4, 5), grid(1, 2, 3, 4)
     attrs = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
-    (want,) = reference("GridSample", [x, g], attrs, 22)
+    (want,) = reference_run("GridSample", [x, g], attrs, opset=22)
     (got,) = ours("GridSample", [x, g], attrs, opset=22)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -119,7 +97,7 @@ def test_affine_grid_matches_the_onnx_reference(align_corners: int, size: tuple[
     k = len(size) - 2
     theta = rand(size[0], k, k + 1)
     inputs = [theta, np.array(size, dtype=np.int64)]
-    (want,) = reference("AffineGrid", inputs, {"align_corners": align_corners}, 20)
+    (want,) = reference_run("AffineGrid", inputs, {"align_corners": align_corners}, opset=20)
     (got,) = ours("AffineGrid", inputs, {"align_corners": align_corners}, opset=20)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
@@ -186,7 +164,7 @@ def test_col2im_matches_the_onnx_reference(
     )
     x = rand(2, 3 * int(np.prod(block)), blocks)
     inputs = [x, np.array(image, np.int64), np.array(block, np.int64)]
-    (want,) = reference("Col2Im", inputs, attrs, 18)
+    (want,) = reference_run("Col2Im", inputs, attrs, opset=18)
     (got,) = ours("Col2Im", inputs, attrs, opset=18)
     assert got.shape == want.shape == (2, 3, *image)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -286,15 +264,8 @@ def test_roi_align_refuses_an_unknown_mode() -> None:
 
 def pooled(shape: tuple[int, ...], kernel: list[int], strides: list[int]) -> list[np.ndarray]:
     """MaxPool's values and flat indices for a random input of ``shape``."""
-    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=kernel, strides=strides)
-    graph = helper.make_graph(
-        [node],
-        "pool",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shape)],
-        [onnx.ValueInfoProto(name="y"), onnx.ValueInfoProto(name="i")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-    return list(ReferenceEvaluator(model).run(None, {"x": rand(*shape)}))
+    attrs = {"kernel_shape": kernel, "strides": strides}
+    return reference_run("MaxPool", [rand(*shape)], attrs, opset=12, num_outputs=2)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.executor.ort_reference import check_op, ours
+from tests.executor.ort_reference import check_op, ours, reference_run
 
 RNG = np.random.default_rng(0)
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.bool_]
@@ -221,12 +221,10 @@ def test_split_opset13_uneven_without_sizes() -> None:
 def test_space_to_depth_28_modes(mode: str, shape: tuple[int, ...], b: int) -> None:
     """Opset 28's mode against onnx's reference (onnxruntime stops before opset 28), and each
     mode undone by DepthToSpace of the same mode."""
-    from tests.executor.test_training_ops import reference
-
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     attrs = {"blocksize": b, "mode": mode}
     (got,) = ours("SpaceToDepth", [x], attrs, opset=28)
-    (want,) = reference("SpaceToDepth", [x], attrs, opset=28)
+    (want,) = reference_run("SpaceToDepth", [x], attrs, opset=28)
     np.testing.assert_array_equal(got, want)
     (back,) = ours("DepthToSpace", [got], attrs, opset=13)
     np.testing.assert_array_equal(back, x)

@@ -3,48 +3,15 @@ ReferenceEvaluator: onnxruntime's inference build has no training ops."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
-from tests.executor.ort_reference import ours
+from tests.executor.ort_reference import ours, reference_run
 
 TRAINING = "ai.onnx.preview.training"
 RNG = np.random.default_rng(5)
-
-
-def reference(
-    op: str,
-    inputs: list[np.ndarray | None],
-    attrs: dict[str, Any] | None = None,
-    *,
-    opset: int,
-    domain: str = "",
-    num_outputs: int = 1,
-) -> list[np.ndarray]:
-    """One node run by onnx's ReferenceEvaluator (None inputs are omitted)."""
-    names = ["" if x is None else f"x{i}" for i, x in enumerate(inputs)]
-    outs = [f"y{i}" for i in range(num_outputs)]
-    node = helper.make_node(op, names, outs, domain=domain, **(attrs or {}))
-    graph_in = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
-        for n, x in zip(names, inputs, strict=True)
-        if x is not None
-    ]
-    graph_out = [onnx.ValueInfoProto(name=n) for n in outs]
-    imports = [helper.make_opsetid("", 21 if domain else opset)]
-    if domain:
-        imports.append(helper.make_opsetid(domain, opset))
-    graph = helper.make_graph([node], "single", graph_in, graph_out)
-    model = helper.make_model(graph, opset_imports=imports)
-    feeds = {n: x for n, x in zip(names, inputs, strict=True) if x is not None}
-    return list(ReferenceEvaluator(model).run(None, feeds))
 
 
 def rand(*shape: int) -> np.ndarray:
@@ -61,7 +28,7 @@ def step_inputs(n: int, states: int, shape: tuple[int, ...] = (3, 4)) -> list[np
 
 
 def compare(op: str, inputs: list[np.ndarray], attrs: dict, outputs: int) -> list[np.ndarray]:
-    want = reference(op, inputs, attrs, opset=1, domain=TRAINING, num_outputs=outputs)
+    want = reference_run(op, inputs, attrs, opset=1, domain=TRAINING, num_outputs=outputs)
     got = ours(op, inputs, attrs, opset=1, num_outputs=outputs)
     assert len(got) == outputs
     for g, w, x in zip(got, want, inputs[2:], strict=False):

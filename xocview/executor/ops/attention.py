@@ -6,7 +6,7 @@ import numpy as np
 
 from xocview.executor.registry import kernel
 
-__all__ = ["attention", "attention_23", "attention_24", "rotary_embedding"]
+__all__ = ["attention", "attention_23", "attention_24", "rotary_embedding", "safe_softmax"]
 
 Outputs = np.ndarray | tuple[np.ndarray | None, ...]
 
@@ -33,8 +33,9 @@ def _heads(x: np.ndarray, heads: int | None, name: str, attr: str) -> np.ndarray
     return x.reshape(b, s, heads, hidden // heads).transpose(0, 2, 1, 3)
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis; a row of -inf gives zeros, not NaN."""
+def safe_softmax(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis; a row of -inf (a query that may see no key) gives zeros,
+    not NaN. An empty last axis raises numpy's ValueError."""
     peak = x.max(axis=-1, keepdims=True)
     e = np.exp(x - np.where(np.isneginf(peak), x.dtype.type(0), peak))
     total = e.sum(axis=-1, keepdims=True)
@@ -185,7 +186,7 @@ def _attention(
         scores = scores + bias
 
     work = scores if softmax_precision is None else scores.astype(_PRECISION[softmax_precision])
-    probs = _softmax(work)
+    probs = safe_softmax(work)
     if bias is not None:  # a row with no key to attend: zeros, decided on the bias alone
         empty = np.isneginf(bias.max(axis=-1, keepdims=True))
         if empty.any():

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from xocview.executor.ops.attention import safe_softmax
 from xocview.executor.registry import kernel
 
-__all__ = ["Modifier", "flex_attention", "flex_attention_core"]
+__all__ = ["Modifier", "flex_attention"]
 
 # (B, Hq, L, S) scores or probabilities in the softmax precision -> the same shape and dtype
 Modifier = Callable[[np.ndarray], np.ndarray]
@@ -72,48 +73,9 @@ def _modified(fn: Modifier | None, x: np.ndarray, name: str) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis; a row a score_mod masked whole (all -inf) gives zeros, as
-    PyTorch's flex_attention does, not NaN."""
-    if x.shape[-1] == 0:
-        return x.copy()
-    peak = x.max(axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isneginf(peak), x.dtype.type(0), peak))
-    total = e.sum(axis=-1, keepdims=True)
-    e /= np.where(total == 0, x.dtype.type(1), total)
-    return e
-
-
-def flex_attention_core(
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    *,
-    scale: float | None = None,
-    softmax_precision: int | None = None,
-    score_mod: Modifier | None = None,
-    prob_mod: Modifier | None = None,
-) -> np.ndarray:
-    """Y = prob_mod(softmax(score_mod(Q K^T * scale))) V, the modifiers being optional.
-
-    Q and K are each scaled by sqrt(scale) in the input dtype before their product, as the
-    reference does (float16 keeps its range); scores, softmax and the product with V run in
-    the softmax precision. Grouped-query heads are never repeated: query heads h*g .. h*g+g-1
-    share kv head h, so Q is viewed as (B, Hkv, g*L, E) for one matmul per kv head. The
-    modifiers see the full (B, Hq, L, S) tensor.
-    """
-    _check(q, k, v)
-    b, hq, length, e = q.shape
-    hkv, s = k.shape[1], k.shape[2]
-    group = hq // hkv
-    work = _softmax_dtype(q.dtype, softmax_precision)
-    factor = 1 / np.sqrt(e) if scale is None else float(scale)
-    root = np.asarray(np.sqrt(np.float32(factor))).astype(q.dtype)
-    qs = (q * root).reshape(b, hkv, group * length, e)
-    scores = np.matmul(qs, np.swapaxes(k * root, -1, -2)).astype(work)
-    scores = _modified(score_mod, scores.reshape(b, hq, length, s), "score_mod")
-    probs = _modified(prob_mod, _softmax(scores), "prob_mod")
-    y = np.matmul(probs.reshape(b, hkv, group * length, s), v.astype(work))
-    return y.reshape(b, hq, length, v.shape[3]).astype(v.dtype)
+    """attention's safe_softmax (a row a score_mod masked whole gives zeros, as PyTorch's
+    flex_attention does, not NaN), which also takes a query with no keys (S = 0)."""
+    return x.copy() if x.shape[-1] == 0 else safe_softmax(x)
 
 
 def _single(out: Any, name: str) -> Any:
@@ -148,16 +110,29 @@ def flex_attention(
     score_mod: Modifier | None = None,
     prob_mod: Modifier | None = None,
 ) -> np.ndarray:
-    """FlexAttention-1 of ai.onnx.preview. ``score_mod``/``prob_mod`` are the hooks for the
-    modifier subgraphs: callables taking and returning a (B, Hq, L, S) array."""
+    """FlexAttention-1 of ai.onnx.preview: Y = prob_mod(softmax(score_mod(Q K^T * scale))) V,
+    the modifiers being optional. ``score_mod``/``prob_mod`` are the hooks for the modifier
+    subgraphs: callables taking and returning a (B, Hq, L, S) array.
+
+    Q and K are each scaled by sqrt(scale) in the input dtype before their product, as the
+    reference does (float16 keeps its range); scores, softmax and the product with V run in
+    the softmax precision. Grouped-query heads are never repeated: query heads h*g .. h*g+g-1
+    share kv head h, so Q is viewed as (B, Hkv, g*L, E) for one matmul per kv head. The
+    modifiers see the full (B, Hq, L, S) tensor.
+    """
     if q.dtype.kind != "f" and q.dtype.name != "bfloat16":
         raise ValueError(f"FlexAttention: input dtype {q.dtype} is not supported")
-    return flex_attention_core(
-        q,
-        k,
-        v,
-        scale=scale,
-        softmax_precision=softmax_precision,
-        score_mod=_hook(score_mod, "score_mod"),
-        prob_mod=_hook(prob_mod, "prob_mod"),
-    )
+    score_hook, prob_hook = _hook(score_mod, "score_mod"), _hook(prob_mod, "prob_mod")
+    _check(q, k, v)
+    b, hq, length, e = q.shape
+    hkv, s = k.shape[1], k.shape[2]
+    group = hq // hkv
+    work = _softmax_dtype(q.dtype, softmax_precision)
+    factor = 1 / np.sqrt(e) if scale is None else float(scale)
+    root = np.asarray(np.sqrt(np.float32(factor))).astype(q.dtype)
+    qs = (q * root).reshape(b, hkv, group * length, e)
+    scores = np.matmul(qs, np.swapaxes(k * root, -1, -2)).astype(work)
+    scores = _modified(score_hook, scores.reshape(b, hq, length, s), "score_mod")
+    probs = _modified(prob_hook, _softmax(scores), "prob_mod")
+    y = np.matmul(probs.reshape(b, hkv, group * length, s), v.astype(work))
+    return y.reshape(b, hq, length, v.shape[3]).astype(v.dtype)

@@ -121,9 +121,7 @@ def split_to_sequence(
 
 
 @kernel("ConcatFromSequence", since=11)
-def concat_from_sequence(
-    input_sequence: list[Any], *, axis: int, new_axis: int = 0
-) -> np.ndarray:
+def concat_from_sequence(input_sequence: list[Any], *, axis: int, new_axis: int = 0) -> np.ndarray:
     seq = _sequence(input_sequence, "ConcatFromSequence")
     if not seq:
         raise ValueError("ConcatFromSequence: the sequence is empty")
