@@ -174,3 +174,20 @@ def test_a_subgraph_attribute_is_refused_with_exit_1(tmp_path: Path) -> None:
         done.stderr
     )
     assert "outputs:" not in done.stdout
+
+
+def test_run_reports_its_thread_count_and_the_spread_of_the_passes(tmp_path: Path) -> None:
+    path = str(LIGHT / "light_squeezenet.onnx")
+    done = xocview(
+        "run", path, "--threads", "1", "--repeat", "3", "--profile", str(tmp_path / "p.json")
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(median of 3, 1 thread)" in done.stdout
+    assert "spread over 3 passes (slowest / fastest, nodes above 1% of the time): typical x" in (
+        done.stdout
+    )
+    profile = json.loads((tmp_path / "p.json").read_text())
+    assert profile["threads"] == 1 and profile["passes"] == 3
+    assert all(node["spread"] >= 1.0 for node in profile["nodes"])
+    bad = xocview("run", path, "--threads", "-2")
+    assert bad.returncode == 1 and "threads must be >= 0" in bad.stderr

@@ -13,6 +13,8 @@ import numpy as np
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
 from xocview.executor.budget import parse_size
+from xocview.executor.optional import Empty
+from xocview.executor.result import UNSTEADY
 from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
 from xocview.model import Graph, edits
@@ -60,8 +62,20 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         help="refuse to run when the tensors would need more memory than this (e.g. 2G, 512M; "
         "0 or none: no limit; default: half the available memory)",
     )
-    sp.add_argument("--repeat", type=int, default=1, metavar="N", help="timed passes (median)")
-    sp.add_argument("--warmup", type=int, default=0, metavar="N", help="untimed passes first")
+    sp.add_argument(
+        "--repeat", type=int, default=5, metavar="N", help="timed passes (median; default 5)"
+    )
+    sp.add_argument(
+        "--warmup", type=int, default=1, metavar="N", help="untimed passes first (default 1)"
+    )
+    sp.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="BLAS/OpenMP threads the kernels use (default 1, steady on a busy machine; "
+        "0: every core)",
+    )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs and weights")
     sp.add_argument("--top", type=int, default=10, metavar="K", help="slowest nodes to list")
     sp.add_argument("--profile", metavar="OUT.json", help="write the timings as JSON")
@@ -114,6 +128,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
             symbol_default=ns.dim_default,
             shapes=shapes,
             max_memory=ns.max_memory,
+            threads=ns.threads,
         )
     except RunError as e:
         partial = e.partial
@@ -124,11 +139,13 @@ def cmd_run(ns: argparse.Namespace) -> int:
     _print_outputs(result)
     _print_slowest(result, ns.top)
     _print_by_op(result)
+    threads = f"{result.threads} thread" + ("s" if result.threads != 1 else "")
     print(
         f"total {result.total_time * 1e3:.3f} ms over {len(result.node_times)} nodes "
-        f"(median of {ns.repeat}); peak memory {_mb(result.peak_bytes)} "
+        f"(median of {ns.repeat}, {threads}); peak memory {_mb(result.peak_bytes)} "
         f"(weights {_mb(result.weight_bytes)})"
     )
+    _print_spread(result)
     for w in result.warnings:
         print(f"warning: {w}")
     if ns.profile:
@@ -149,6 +166,12 @@ def _mb(n: int) -> str:
 def _print_outputs(result: RunResult) -> None:
     print("outputs:")
     for name, value in result.outputs.items():
+        if isinstance(value, list):  # a sequence
+            print(f"  {name:<24} sequence of {len(value)}")
+            continue
+        if isinstance(value, Empty):
+            print(f"  {name:<24} empty optional")
+            continue
         arr = np.asarray(value)
         shape = "x".join(map(str, arr.shape)) or "scalar"
         stats = ""
@@ -158,6 +181,25 @@ def _print_outputs(result: RunResult) -> None:
         print(f"  {name:<24} {arr.dtype!s:<8} {shape}{stats}")
     if not result.outputs:
         print("  (none)")
+
+
+def _print_spread(result: RunResult) -> None:
+    typical = result.typical_spread()
+    if typical is None:
+        return
+    print(
+        f"spread over {result.passes} passes (slowest / fastest, nodes above 1% of the time): "
+        f"typical x{typical:.2f}"
+    )
+    unsteady = result.unsteady(UNSTEADY)
+    for node_id, ratio in unsteady[:5]:
+        op = result.op_types.get(node_id, "?")
+        print(
+            f"warning: node {node_id!r} ({op}) varied x{ratio:.2f} between passes; its time is "
+            "not steady (a busy machine? try more --repeat)"
+        )
+    if len(unsteady) > 5:
+        print(f"warning: {len(unsteady) - 5} more nodes varied more than x{UNSTEADY}")
 
 
 def _print_slowest(result: RunResult, k: int) -> None:
@@ -183,12 +225,23 @@ def _profile_json(graph: Graph, result: RunResult) -> dict[str, Any]:
     return {
         "graph": graph.id,
         "total_ms": result.total_time * 1e3,
+        "threads": result.threads,
+        "passes": result.passes,
         "peak_bytes": result.peak_bytes,
         "weight_bytes": result.weight_bytes,
         "op_types_ms": {op: s * 1e3 for op, s in result.time_by_op().items()},
         "nodes": [
-            {"id": node_id, "op_type": result.op_types.get(node_id, "?"), "ms": s * 1e3}
+            {
+                "id": node_id,
+                "op_type": result.op_types.get(node_id, "?"),
+                "ms": s * 1e3,
+                "spread": result.spread.get(node_id, 1.0),
+            }
             for node_id, s in result.node_times.items()
         ],
-        "outputs": {k: list(np.asarray(v).shape) for k, v in result.outputs.items()},
+        "outputs": {
+            k: list(np.asarray(v).shape)
+            for k, v in result.outputs.items()
+            if isinstance(v, np.ndarray)
+        },
     }

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["RunResult"]
+__all__ = ["UNSTEADY", "RunResult"]
+
+# A node whose slowest timed pass took this many times its fastest is reported: its median may
+# say more about the machine than about the node.
+UNSTEADY = 1.5
 
 
 @dataclass
@@ -31,6 +35,27 @@ class RunResult:
     # Shape and dtype of every tensor the run fed, made or computed, as measured: what files
     # without shapes (MXNet symbols, LightNet IR) learn from a run.
     shapes: dict[str, tuple[list[int], str]] = field(default_factory=dict)
+    threads: int = 1  # the BLAS/OpenMP thread count the kernels ran with
+    passes: int = 0  # timed passes each median is taken over
+    # per node, slowest over fastest of its timed passes (1.0: steady); with 2 passes or more
+    spread: dict[str, float] = field(default_factory=dict)
+
+    def unsteady(self, factor: float = UNSTEADY, share: float = 0.01) -> list[tuple[str, float]]:
+        """Nodes above ``share`` of the summed time whose passes differ by more than
+        ``factor`` (slowest / fastest), worst first: times not to trust as they stand."""
+        total = sum(self.node_times.values()) or 1.0
+        found = [
+            (node_id, ratio)
+            for node_id, ratio in self.spread.items()
+            if ratio > factor and self.node_times.get(node_id, 0.0) >= share * total
+        ]
+        return sorted(found, key=lambda kv: -kv[1])
+
+    def typical_spread(self) -> float | None:
+        """The median spread over the nodes above 1% of the time (None with one pass)."""
+        total = sum(self.node_times.values()) or 1.0
+        ratios = [r for k, r in self.spread.items() if self.node_times.get(k, 0.0) >= 0.01 * total]
+        return float(np.median(ratios)) if ratios else None
 
     def time_by_op(self) -> dict[str, float]:
         """Summed median time per op type, slowest first."""

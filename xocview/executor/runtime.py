@@ -26,6 +26,7 @@ from xocview.executor.memory import LiveBytes
 from xocview.executor.optional import Empty
 from xocview.executor.plan import Plan, Step, all_steps, make_plan
 from xocview.executor.result import RunResult
+from xocview.executor.threads import limited_threads, resolve_threads
 from xocview.executor.weight_shapes import (
     SHAPE_ARGUMENTS,
     infer_shape_argument,
@@ -56,6 +57,7 @@ def run(
     shapes: Mapping[str, Sequence[int]] | None = None,
     fold_constants: bool = True,
     max_memory: int | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     """Run the graph's leaves ``warmup + repeat`` times; median time per node over ``repeat``.
 
@@ -70,6 +72,9 @@ def run(
     returns has no source, or when the peak memory estimated from the declared shapes is over
     ``max_memory`` bytes (None: half the available memory; 0: no limit); tensors whose size
     only the run tells are held to the same budget as they are made.
+
+    Kernels run with ``threads`` BLAS/OpenMP threads (None: one, steady on a busy machine; 0:
+    every core); the count is recorded in the result.
     """
     if repeat < 1 or warmup < 0:
         raise RunError(f"repeat must be >= 1 and warmup >= 0 (got {repeat} and {warmup})")
@@ -82,9 +87,14 @@ def run(
             graph, plan, feeds or {}, shapes or {}, symbols or {}, symbol_default
         )
         check_budget(graph, estimate, budget)
+    try:
+        count = resolve_threads(threads)
+    except ValueError as e:
+        raise RunError(str(e)) from None
     session = _Session(graph, plan, seed, symbols or {}, symbol_default)
     session.budget = budget
-    with address_space_limit(budget):
+    session.result.threads = count
+    with address_space_limit(budget), limited_threads(count):
         session.set_constants(feeds or {}, shapes or {})
         session.fold()
         return session.execute(warmup, repeat, on_progress, cancel)
@@ -106,6 +116,8 @@ class _Session:
         self.memory = LiveBytes()
         self.budget: int | None = None  # bytes the live tensors may take (None: no limit)
         self.samples: list[list[float]] = [[] for _ in plan.steps]
+        # the first pass's seconds when it is a warm-up: what a run stopped in it can report
+        self.untimed: list[float | None] = [None] * len(plan.steps)
         # body nodes: seconds summed over their calls in the current pass, then one per pass
         self.body_pass: dict[str, float] = {}
         self.body_samples: dict[str, list[float]] = {}
@@ -314,6 +326,8 @@ class _Session:
             seconds = self.call(step)
             if timed:
                 self.samples[s].append(seconds)
+            else:
+                self.untimed[s] = seconds
             if progress is not None:
                 progress(s + 1, total, step.node_id, seconds)
         return True
@@ -449,10 +463,27 @@ class _Session:
             for step, times in zip(self.plan.steps, self.samples, strict=True)
             if times
         }
+        if not r.node_times:  # stopped before a timed pass: the warm-up's times, said so
+            r.node_times = {
+                step.node_id: seconds
+                for step, seconds in zip(self.plan.steps, self.untimed, strict=True)
+                if seconds is not None
+            }
         # a body node's time: summed over its holder's calls in a pass (a loop's iterations),
         # the median over passes; the holder's own time leaves its bodies out
         r.node_times.update(
             (node_id, float(np.median(times))) for node_id, times in self.body_samples.items()
+        )
+        r.passes = max((len(times) for times in self.samples), default=0)
+        r.spread = {
+            step.node_id: _spread(times)
+            for step, times in zip(self.plan.steps, self.samples, strict=True)
+            if len(times) > 1
+        }
+        r.spread.update(
+            (node_id, _spread(times))
+            for node_id, times in self.body_samples.items()
+            if len(times) > 1
         )
         r.peak_bytes = self.memory.peak
         r.total_time = float(np.median(pass_times)) if pass_times else sum(r.node_times.values())
@@ -462,6 +493,12 @@ class _Session:
             if self.values[t] is not None
         }
         return r
+
+
+def _spread(times: list[float]) -> float:
+    """Slowest over fastest (a node too fast for the clock to see counts as steady)."""
+    low = min(times)
+    return max(times) / low if low > 0 else 1.0
 
 
 class _BoundBody:

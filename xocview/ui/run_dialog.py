@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import unsupported_ops
+from xocview.executor.threads import DEFAULT_THREADS
 from xocview.model.analyses.summary import parse_shape, shape_text
 from xocview.ui.document import Document
 
@@ -37,6 +38,7 @@ class RunOptions:
     warmup: int = 1
     seed: int = 0
     symbol_default: int = 1
+    threads: int = DEFAULT_THREADS  # BLAS/OpenMP threads (0: every core)
 
 
 class RunDialog(QDialog):
@@ -77,8 +79,14 @@ class RunDialog(QDialog):
         self.warmup = _spin(0, 100, 1)
         self.symbols = _spin(1, 1 << 16, 1)
         self.seed = _spin(0, 2**31 - 1, 0)
+        self.threads = _spin(0, 1024, DEFAULT_THREADS)
+        self.threads.setToolTip(
+            "BLAS/OpenMP threads the kernels use while timed; one keeps times steady on a busy "
+            "machine; 0: every core"
+        )
         form.addRow("Timed passes (median)", self.repeat)
         form.addRow("Warm-up passes", self.warmup)
+        form.addRow("Threads", self.threads)
         form.addRow("Size of symbolic dimensions", self.symbols)
         form.addRow("Random seed", self.seed)
         layout = QVBoxLayout(self)
@@ -138,6 +146,7 @@ class RunDialog(QDialog):
             feeds=feeds,
             shapes=self.shapes(),
             repeat=self.repeat.value(),
+            threads=self.threads.value(),
             warmup=self.warmup.value(),
             seed=self.seed.value(),
             symbol_default=self.symbols.value(),

@@ -83,6 +83,7 @@ class RunJob:
                 seed=o.seed,
                 symbol_default=o.symbol_default,
                 shapes=dict(o.shapes),
+                threads=o.threads,
                 on_progress=self._progress,
                 cancel=lambda: self.cancelled,
             )

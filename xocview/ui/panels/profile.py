@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import shorten
 from xocview.executor import RunResult
+from xocview.executor.result import UNSTEADY
 from xocview.model.analyses.profile import format_ms, own_times_ms, subgraph_holders
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
@@ -163,10 +164,18 @@ class ProfilePanel(QWidget):
         total = float(times[leaves].sum())
         text = f"Total {format_ms(total)} over {len(leaves):,} timed nodes"
         if run is not None:
+            threads = f"{run.threads} thread" + ("s" if run.threads != 1 else "")
+            passes = f"median of {run.passes}, " if run.passes > 1 else ""
             text += (
-                f"; one pass {format_ms(run.total_time * 1e3)}; peak memory "
+                f"; one pass {format_ms(run.total_time * 1e3)} ({passes}{threads}); peak memory "
                 f"{run.peak_bytes / 2**20:.1f} MB (weights {run.weight_bytes / 2**20:.1f} MB)"
             )
+            typical = run.typical_spread()
+            if typical is not None:
+                unsteady = len(run.unsteady(UNSTEADY))
+                text += f"; passes differ x{typical:.2f} typically"
+                if unsteady:
+                    text += f", {unsteady} nodes more than x{UNSTEADY}: times not steady"
         self.summary.setText(text + ".")
         self._fill_nodes(leaves, times, total)
         by_op: dict[str, float] = defaultdict(float)
