@@ -102,8 +102,21 @@ def main() -> None:
         help="seconds; 0 skips the reference evaluator",
     )
     ap.add_argument("--models", nargs="*", help="light model names (default: all)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads for both engines: xocview's BLAS pool, onnxruntime's intra-op pool "
+        "(0: each engine's default)",
+    )
     ns = ap.parse_args()
     import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if ns.threads:
+        opts.intra_op_num_threads = ns.threads
+        opts.inter_op_num_threads = 1
+    print(f"threads: {ns.threads or 'each engine default'}")
 
     names = sorted(p.stem for p in LIGHT.glob("*.onnx"))
     if ns.models:
@@ -124,12 +137,12 @@ def main() -> None:
         model = onnx.load(path)
         feeds = backend_feeds(model)
         graph = load(path)
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         session.run(None, feeds)  # warm up
         theirs = median_time(lambda s=session, f=feeds: s.run(None, f), ns.repeat)
         # a pass of the node loop, as onnxruntime's run() is a pass of its session: preparing
         # the plan and reading the weights are left out on both sides
-        result = run(graph, feeds, repeat=ns.repeat, warmup=1)
+        result = run(graph, feeds, repeat=ns.repeat, warmup=1, threads=ns.threads)
         ours = result.total_time
         inside = sum(result.node_times.values())
         overhead = max(0.0, 1 - inside / result.total_time) if result.total_time else 0.0

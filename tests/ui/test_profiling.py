@@ -298,3 +298,17 @@ def test_a_loop_runs_in_the_window_and_its_time_splits_into_body_and_own(
     doc.select_node(loop)
     rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
     assert rows and rows[0].text(1).startswith(format_ms(times[loop]) + " (its bodies, and ")
+
+
+def test_the_inspector_says_a_node_ran_fused_and_how_its_time_was_split(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.executor.test_fusion import conv_bn_relu
+
+    view = open_file(qtbot, window, conv_bn_relu(tmp_path))
+    doc = view.doc
+    run_and_wait(qtbot, window)
+    assert doc.last_run is not None and doc.last_run.fused == {"conv": ["bn", "relu"]}
+    doc.select_node(doc.graph.index.node_position("bn"))
+    rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
+    assert rows and rows[0].text(1).endswith("; run fused with conv, relu, the time split by FLOPs")

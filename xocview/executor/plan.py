@@ -14,6 +14,7 @@ import numpy as np
 
 from xocview.executor.attributes import kernel_kwargs
 from xocview.executor.bodies import Body, BodyIndex, order_with_captures
+from xocview.executor.fusion import fuse_conv_chains
 from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
 
@@ -70,6 +71,10 @@ class Step:
     slots: list[int] = field(default_factory=list)  # where the runtime reads each input
     bodies: list[Body] = field(default_factory=list)  # subgraphs its kernel runs (If, Loop...)
     captures: list[int] = field(default_factory=list)  # outer tensors those bodies read
+    # nodes run inside this step (a BatchNormalization and a Relu after a Conv), and the
+    # tensors between them that are never made (each has the step's output shape)
+    fused_with: list[tuple[str, str]] = field(default_factory=list)
+    hidden: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -313,8 +318,10 @@ def _under(hierarchy: Hierarchy, holders: np.ndarray) -> np.ndarray:
     return inside
 
 
-def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
+def make_plan(graph: Graph, fold_constants: bool = True, fuse: bool = True) -> Plan:
     """Steps for the graph's runnable leaves; frees after each tensor's last reader.
+
+    With ``fuse``, Conv -> BatchNormalization -> Relu chains run as one step (fusion.py).
 
     With ``fold_constants``, nodes that read only weights (and what such nodes make) are set
     apart in ``Plan.folded``: the runtime computes them once before the timed passes, as any
@@ -352,6 +359,8 @@ def make_plan(graph: Graph, fold_constants: bool = True) -> Plan:
     if fold_constants and graph.inputs:
         folded, steps = _split_constant_steps(steps, constant)
     outputs = _run_outputs(graph, steps + folded, produced)
+    if fuse:
+        steps = fuse_conv_chains(steps, graph, constant, outputs)
     _add_frees(steps, len(graph.tensors), outputs)
     # Inputs and weights that the run reads or returns; what nothing reads is never made.
     used = np.zeros(len(graph.tensors), dtype=bool)

@@ -39,6 +39,9 @@ class RunResult:
     passes: int = 0  # timed passes each median is taken over
     # per node, slowest over fastest of its timed passes (1.0: steady); with 2 passes or more
     spread: dict[str, float] = field(default_factory=dict)
+    # a node that ran with others fused into it (a Conv with its BatchNormalization and Relu)
+    # -> those nodes; their times are the fused step's, split by FLOPs
+    fused: dict[str, list[str]] = field(default_factory=dict)
 
     def unsteady(self, factor: float = UNSTEADY, share: float = 0.01) -> list[tuple[str, float]]:
         """Nodes above ``share`` of the summed time whose passes differ by more than

@@ -58,6 +58,7 @@ def run(
     fold_constants: bool = True,
     max_memory: int | None = None,
     threads: int | None = None,
+    fuse: bool = True,
 ) -> RunResult:
     """Run the graph's leaves ``warmup + repeat`` times; median time per node over ``repeat``.
 
@@ -74,11 +75,12 @@ def run(
     only the run tells are held to the same budget as they are made.
 
     Kernels run with ``threads`` BLAS/OpenMP threads (None: one, steady on a busy machine; 0:
-    every core); the count is recorded in the result.
+    every core); the count is recorded in the result. With ``fuse``, Conv -> BatchNormalization
+    -> Relu chains run as one step whose time is split back over its nodes by their FLOPs.
     """
     if repeat < 1 or warmup < 0:
         raise RunError(f"repeat must be >= 1 and warmup >= 0 (got {repeat} and {warmup})")
-    plan = make_plan(graph, fold_constants)
+    plan = make_plan(graph, fold_constants, fuse)
     check_order(graph, plan)
     check_sources(graph, plan)
     budget = resolve_budget(max_memory)
@@ -130,6 +132,8 @@ class _Session:
             t for step in everything for t in step.inputs if t is not None
         }
         self.result = RunResult(op_types={s.node_id: s.op_type for s in everything})
+        for step in everything:
+            self.result.op_types.update(step.fused_with)
         self.result.warnings.extend(s.note for s in plan.folded + plan.steps if s.note is not None)
 
     def rng(self, tensor: int) -> np.random.Generator:
@@ -205,6 +209,21 @@ class _Session:
                 self.result.weight_bytes += int(getattr(self.values[t], "nbytes", 0))
         self.result.folded.extend(self.body_pass)  # the bodies of folded nodes ran once too
         self.body_pass = {}
+
+    def split_fused(self, r: RunResult) -> None:
+        """A fused step's time shared by its nodes in proportion to their FLOPs."""
+        for step in self.plan.steps:
+            if not step.fused_with or step.node_id not in r.node_times:
+                continue
+            shares = getattr(step.kernel.fn, "shares", lambda: None)() if step.kernel else None
+            if not shares:
+                continue
+            seconds = r.node_times[step.node_id]
+            ids = [step.node_id, *(nid for nid, _ in step.fused_with)]
+            r.node_times.update(
+                (nid, seconds * share) for nid, share in zip(ids, shares, strict=True)
+            )
+            r.fused[step.node_id] = ids[1:]
 
     def record_bodies(self) -> None:
         """Keep this pass's body times. A holder's own time becomes its time less its bodies'
@@ -432,6 +451,11 @@ class _Session:
             memory.add(values[t])
             self.check_shape(step, t)
             self.measure(t)
+        if step.hidden:  # tensors inside a fused chain: the shape and type of its output
+            measured = self.result.shapes.get(self.graph.tensors[step.outputs[0][1]].id)
+            if measured is not None:
+                for t in step.hidden:
+                    self.result.shapes[self.graph.tensors[t].id] = measured
         for t in step.frees:
             memory.drop(values[t])
 
@@ -474,6 +498,7 @@ class _Session:
         r.node_times.update(
             (node_id, float(np.median(times))) for node_id, times in self.body_samples.items()
         )
+        self.split_fused(r)
         r.passes = max((len(times) for times in self.samples), default=0)
         r.spread = {
             step.node_id: _spread(times)
@@ -485,6 +510,9 @@ class _Session:
             for node_id, times in self.body_samples.items()
             if len(times) > 1
         )
+        for step in self.plan.steps:
+            if step.fused_with and step.node_id in r.spread:
+                r.spread.update((nid, r.spread[step.node_id]) for nid, _ in step.fused_with)
         r.peak_bytes = self.memory.peak
         r.total_time = float(np.median(pass_times)) if pass_times else sum(r.node_times.values())
         r.outputs = {

@@ -93,7 +93,7 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
         own = stored_time(node.metadata)
         if doc.hierarchy.is_group[i] and np.isfinite(own):  # an If or Loop: its bodies + itself
             total = f" (its bodies, and {format_ms(own)} of its own)"
-        cells.row(t, "Time (CPU)", f"{format_ms(float(ms))}{total}")
+        cells.row(t, "Time (CPU)", f"{format_ms(float(ms))}{total}{_fused_note(doc, node.id)}")
     cells.nested(
         t,
         "Metadata",
@@ -193,6 +193,17 @@ def attribute_type(value: object) -> str:
         kinds = {attribute_type(v) for v in value}
         return f"{kinds.pop()}s" if len(kinds) == 1 else "list"
     return type(value).__name__
+
+
+def _fused_note(doc: Document, node_id: str) -> str:
+    """How the last run ran a node fused with others (a Conv with its BatchNormalization and
+    Relu): its time is a FLOPs share of the fused step's."""
+    fused = doc.last_run.fused if doc.last_run is not None else {}
+    for head, others in fused.items():
+        if node_id == head or node_id in others:
+            names = ", ".join(n for n in [head, *others] if n != node_id)
+            return f"; run fused with {names}, the time split by FLOPs"
+    return ""
 
 
 def _edit_attribute(doc: Document, node_id: str, name: str, text: str) -> str | None:
