@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -133,15 +134,23 @@ def compare(
     return ours, theirs
 
 
-def torch_section(title: str, paths: list[Path], repeat: int, threads: int, target: float) -> None:
-    """One row per model, then the worst ratio against ``target``."""
+def torch_section(
+    title: str,
+    paths: list[Path],
+    repeat: int,
+    threads: int,
+    target: float,
+    feeds_of: Callable[[Path], dict[str, np.ndarray]] | None = None,
+) -> None:
+    """One row per model (fed by ``feeds_of``, else random inputs), then the worst ratio
+    against ``target``."""
     print(f"\n{title} (target <= {target:g}x each)")
     print(f"{'model':<28} {'xocview':>10} {'ort':>10} {'ratio':>6}")
     ratios = []
     for path in paths:
-        ours, theirs = compare(
-            path, random_feeds(onnx.load(path, load_external_data=False)), repeat, threads
-        )
+        model = onnx.load(path, load_external_data=False)
+        feeds = feeds_of(path) if feeds_of else random_feeds(model)
+        ours, theirs = compare(path, feeds, repeat, threads)
         ratios.append(ours / theirs)
         print(
             f"{path.stem:<28} {ours * 1e3:>8.3f}ms {theirs * 1e3:>8.3f}ms {ours / theirs:>6.2f}",
@@ -256,11 +265,26 @@ def main() -> None:
     if ns.exports or ns.blocks:
         with tempfile.TemporaryDirectory() as tmp:
             if ns.exports:
-                from torch_exports import make_exports  # tests/perf/, beside us
+                from torch_exports import build, make_exports  # tests/perf/, beside us
 
-                made = make_exports(Path(tmp) / "exports", layers=(4,))
-                paths = [e.path for e in made if e.path is not None]
-                torch_section("torch exports, 4 layers", paths, ns.repeat, ns.threads, 1.5)
+                made = {e.path: e for e in make_exports(Path(tmp) / "exports", layers=(4,))}
+                paths = [p for p in made if p is not None]
+
+                def example_inputs(path: Path) -> dict[str, np.ndarray]:
+                    """The inputs the model was exported with, as a user's trace would be."""
+                    e = made[path]
+                    names = {i.name for i in onnx.load(path, load_external_data=False).graph.input}
+                    given = build(e.family, e.layers)[1]
+                    return {k: v.numpy() for k, v in given.items() if k in names}
+
+                torch_section(
+                    "torch exports, 4 layers (their example inputs)",
+                    paths,
+                    ns.repeat,
+                    ns.threads,
+                    1.5,
+                    example_inputs,
+                )
             if ns.blocks:
                 from torch_blocks import export_blocks  # tests/perf/, beside us
 
