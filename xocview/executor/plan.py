@@ -75,6 +75,7 @@ class Step:
     # tensors between them that are never made (each has the step's output shape)
     fused_with: list[tuple[str, str]] = field(default_factory=list)
     hidden: list[int] = field(default_factory=list)
+    direct: bool = False  # the first pass saw no narrow-typed input: call the kernel as it is
 
 
 @dataclass
