@@ -106,6 +106,14 @@ def pow_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     Integer bases and mixed dtypes go through float64, as onnxruntime's ``std::pow`` does: a
     negative exponent truncates (2 ** -1 == 0) instead of raising as numpy's integer power would.
     """
+    if x.dtype.kind == "f" and y.size == 1 and y.dtype.kind in "fiu":
+        e = float(y.reshape(-1)[0])
+        if e in (2.0, 3.0) and y.ndim <= x.ndim:  # GELU's x**3: products (pow is ~100x slower)
+            base = x.astype(np.float32) if x.dtype == np.float16 else x  # half: rounded once
+            out = np.multiply(base, base)
+            if e == 3.0:
+                out *= base
+            return out.astype(x.dtype, copy=False)
     if x.dtype == y.dtype and x.dtype.kind == "f":
         return np.asarray(np.power(x, y))
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
