@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.executor.ort_reference import BROADCAST_SHAPES, FLOATS, INTS, check_op, ours
-from xocview.executor.ops.unary import erf_float64
+from xocview.executor.ops.unary import erf_float32, erf_float64
 
 SHAPES = BROADCAST_SHAPES
 
@@ -271,3 +271,16 @@ def test_pow_by_two_or_three_is_products_as_in_onnxruntime(
     """GELU's x**3 as products (libm's pow is ~100x slower); the values are onnxruntime's."""
     x = np.random.default_rng(3).standard_normal((2, 5)).astype(dtype) * 4
     check_op("Pow", [x, np.full(y_shape, exponent, dtype)], opset=15)
+
+
+def test_the_float32_erf_stays_within_half_a_micro_of_the_float64_one() -> None:
+    x = np.concatenate(
+        [np.linspace(-6, 6, 200_001), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30]]
+    ).astype(np.float32)
+    got = erf_float32(x)
+    assert got.dtype == np.float32
+    want = erf_float64(x)
+    finite = np.isfinite(x)
+    assert np.abs(got[finite] - want[finite]).max() < 5e-7
+    assert got[-5:-3].tolist() == [1.0, -1.0] and np.isnan(got[-3])
+    assert np.signbit(got[-6]) and got[-6] == 0  # erf(-0) is -0

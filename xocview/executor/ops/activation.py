@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from xocview.executor.ops.unary import erf_float64
+from xocview.executor.ops.unary import erf_float32, erf_float64
 from xocview.executor.registry import kernel
 
 # Python float constants below keep the input's float dtype: under NEP 50 they are "weak".
@@ -58,7 +58,8 @@ def tanh(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarr
 
 @kernel("Gelu", since=20)
 def gelu(x: np.ndarray, *, approximate: str = "none") -> np.ndarray:
-    """Exact: x * Phi(x) through erf, in float64. ``tanh``: the usual approximation."""
+    """Exact: x * Phi(x) through erf (float32 for float32 and half inputs, else float64).
+    ``tanh``: the usual approximation."""
     if approximate == "tanh":
         inner = np.asarray(x * (1 + 0.044715 * x * x))
         inner *= math.sqrt(2 / math.pi)
@@ -67,6 +68,13 @@ def gelu(x: np.ndarray, *, approximate: str = "none") -> np.ndarray:
         return np.asarray(0.5 * x * inner)
     if approximate != "none":
         raise ValueError(f"Gelu: approximate {approximate!r}; expected 'none' or 'tanh'")
+    if x.dtype in (np.float32, np.float16):
+        base = x.astype(np.float32, copy=False)
+        phi = erf_float32(base * np.float32(math.sqrt(0.5)))
+        phi += 1
+        phi *= base
+        phi *= np.float32(0.5)
+        return phi.astype(x.dtype, copy=False)
     wide = x.astype(np.float64)
     phi = erf_float64(wide * math.sqrt(0.5))
     phi += 1
