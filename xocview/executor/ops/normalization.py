@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -148,12 +149,26 @@ def _stash(stash_type: int) -> np.dtype:
 def _standardise(
     x: np.ndarray, axes: tuple[int, ...], epsilon: float, dtype: np.dtype
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(x - mean) * inv_std over ``axes`` in ``dtype``: (normalised, mean, inv_std), keepdims."""
+    """(x - mean) * inv_std over ``axes`` in ``dtype``: (normalised, mean, inv_std), keepdims.
+
+    Sums by ufunc reductions (``.mean`` adds a Python layer per call), the variance of the
+    last axis as a row-wise dot product (no squared copy), the scaling in place: a transformer
+    export has a LayerNormalization per sub-layer on small tensors, where calls cost more than
+    arithmetic.
+    """
     xs = x.astype(dtype, copy=False)
-    mean = xs.mean(axis=axes, keepdims=True, dtype=dtype)
+    count = dtype.type(1.0 / max(1, math.prod(x.shape[a] for a in axes)))
+    mean = np.add.reduce(xs, axis=axes, keepdims=True, dtype=dtype)
+    mean *= count
     centred = xs - mean
-    var = np.square(centred).mean(axis=axes, keepdims=True, dtype=dtype)
-    inv = 1 / np.sqrt(var + dtype.type(epsilon))
+    if axes == (x.ndim - 1,) and x.ndim:
+        var = np.einsum("...i,...i->...", centred, centred)[..., None]
+    else:
+        var = np.add.reduce(np.square(centred), axis=axes, keepdims=True, dtype=dtype)
+    var *= count
+    var += dtype.type(epsilon)
+    inv = np.sqrt(var, out=var)
+    np.reciprocal(inv, out=inv)
     centred *= inv
     return centred, mean, inv
 
@@ -174,7 +189,11 @@ def layer_normalization(
     axes = tuple(range(start, x.ndim))
     stash = _stash(stash_type)
     norm, mean, inv = _standardise(x, axes, epsilon, np.promote_types(x.dtype, stash))
-    y = (norm * scale).astype(x.dtype, copy=False)
+    if norm.dtype == np.result_type(norm, scale):  # scale in place on the fresh array
+        norm *= scale
+        y = norm.astype(x.dtype, copy=False)
+    else:
+        y = (norm * scale).astype(x.dtype, copy=False)
     if b is not None:
         y += b
     if num_outputs == 1:
