@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.executor.ort_reference import check_op, ours
+from xocview.executor.ops import conv as conv_ops
 
 RNG = np.random.default_rng(20240611)
 
@@ -80,6 +82,158 @@ def test_conv_banded_im2col() -> None:
     """A large output is computed in bands of rows; the bands must tile it exactly."""
     x, w, b = rand(1, 16, 75, 61), rand(8, 16, 5, 3), rand(8)
     check_op("Conv", [x, w, b], {"pads": [2, 1, 2, 1], "strides": [1, 1]})
+
+
+def method(x: np.ndarray, w: np.ndarray, attrs: dict[str, Any]) -> str:
+    """The name of the method Conv picks for these operands and attributes."""
+    run = conv_ops._prepare(
+        x.shape,
+        x.dtype,
+        w.shape,
+        w.dtype,
+        int(attrs.get("group", 1)),
+        attrs.get("auto_pad", "NOTSET"),
+        *(conv_ops._attr(attrs.get(k)) for k in ("dilations", "kernel_shape", "pads", "strides")),
+    )
+    return run.__qualname__.split(".")[0]
+
+
+@pytest.fixture
+def small_bands(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Bands and channel blocks of a few kilobytes, so that small shapes take many of them."""
+    conv_ops._prepare.cache_clear()
+    monkeypatch.setattr(conv_ops, "_BAND_BYTES", 3000)
+    monkeypatch.setattr(conv_ops, "_MIN_BAND_COLUMNS", 1)
+    monkeypatch.setattr(conv_ops, "_WINOGRAD_BAND_BYTES", 3000)
+    yield
+    conv_ops._prepare.cache_clear()
+
+
+WINOGRAD = [
+    pytest.param((1, 64, 12, 11), {"pads": [1, 1, 1, 1]}, id="pad1-odd-width"),
+    pytest.param((2, 64, 9, 10), {"pads": [0, 2, 1, 0]}, id="asym-pads-batch"),
+    pytest.param((1, 64, 13, 13), {"auto_pad": "SAME_UPPER"}, id="same-upper"),
+    pytest.param((1, 64, 12, 14), {"auto_pad": "SAME_LOWER"}, id="same-lower"),
+    pytest.param((1, 64, 16, 15), {"auto_pad": "VALID"}, id="valid"),
+    pytest.param((1, 32, 22, 21), {"pads": [2, 0, 0, 3]}, id="32-channels-many-tiles"),
+]
+
+
+@pytest.mark.parametrize(("shape", "attrs"), WINOGRAD)
+@pytest.mark.parametrize("banded", [False, True])
+def test_conv_winograd(
+    shape: tuple[int, ...], attrs: dict[str, Any], banded: bool, request: pytest.FixtureRequest
+) -> None:
+    """3x3, unit stride, channels enough: Winograd F(2x2, 3x3), odd and even output sizes."""
+    if banded:
+        request.getfixturevalue("small_bands")
+    x, w, b = rand(*shape), rand(16, shape[1], 3, 3), rand(16)
+    assert method(x, w, attrs) == "_winograd"
+    check_op("Conv", [x, w, b], attrs, atol=1e-4)
+
+
+def test_conv_winograd_weights_follow_the_array() -> None:
+    """Transformed weights are cached by identity: another array (even the same values with
+    one changed, at a recycled address) gets its own."""
+    x = rand(1, 64, 10, 10)
+    for _ in range(3):
+        w = rand(16, 64, 3, 3)
+        check_op("Conv", [x, w, None], {"pads": [1, 1, 1, 1]}, atol=1e-4)
+        w2 = w.copy()
+        w2[3, 5, 1, 1] += 1.0
+        check_op("Conv", [x, w2, None], {"pads": [1, 1, 1, 1]}, atol=1e-4)
+
+
+def test_conv_winograd_cache_holds_weights_while_they_live(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entry goes with its W; with the cache full, results are the same, uncached."""
+    x, w = rand(1, 64, 10, 10), rand(16, 64, 3, 3)
+    y = conv_ops.conv(x, w, pads=[1, 1, 1, 1])
+    key = id(w)
+    assert key in conv_ops._WINOGRAD_CACHE
+    del w
+    assert key not in conv_ops._WINOGRAD_CACHE
+    monkeypatch.setattr(conv_ops, "_WINOGRAD_CACHE_BYTES", 0)
+    w2 = rand(16, 64, 3, 3)
+    (expected,) = check_op("Conv", [x, w2, None], {"pads": [1, 1, 1, 1]}, atol=1e-4)
+    assert id(w2) not in conv_ops._WINOGRAD_CACHE
+    assert y.shape == expected.shape
+
+
+def test_conv_winograd_float64_stays_exact() -> None:
+    """Winograd is for float32 only: float64 (ConvInteger's integers) keeps im2col's sums."""
+    x = RNG.integers(-128, 128, (1, 64, 10, 10)).astype(np.float64)
+    w = RNG.integers(-128, 128, (16, 64, 3, 3)).astype(np.float64)
+    assert method(x, w, {"pads": [1, 1, 1, 1]}) != "_winograd"
+    (got,) = ours("Conv", [x, w, None], {"pads": [1, 1, 1, 1]})
+    assert np.array_equal(got, np.rint(got))
+
+
+WIDE = [
+    pytest.param((2, 16, 9, 10), (4, 16, 3, 3), {"pads": [1, 1, 1, 1]}, id="pad1"),
+    pytest.param((1, 16, 7, 7), (2, 16, 3, 3), {"dilations": [2, 1]}, id="dilated"),
+    pytest.param((1, 32, 8, 9), (4, 16, 3, 2), {"group": 2, "pads": [0, 1, 2, 0]}, id="group"),
+    pytest.param((2, 12, 17), (3, 12, 4), {"pads": [2, 1]}, id="1d"),
+    pytest.param((1, 8, 5, 6, 4), (2, 8, 3, 2, 3), {"auto_pad": "SAME_UPPER"}, id="3d"),
+    pytest.param((1, 16, 6, 6), (4, 16, 3, 3), {}, id="unpadded"),
+]
+
+
+@pytest.mark.parametrize(("xshape", "wshape", "attrs"), WIDE)
+@pytest.mark.parametrize("banded", [False, True])
+def test_conv_wide(
+    xshape: tuple[int, ...],
+    wshape: tuple[int, ...],
+    attrs: dict[str, Any],
+    banded: bool,
+    request: pytest.FixtureRequest,
+) -> None:
+    """Unit stride, few filters: im2col over the flattened padded input, cropped."""
+    if banded:
+        request.getfixturevalue("small_bands")
+    x, w, b = rand(*xshape), rand(*wshape), rand(wshape[0])
+    assert method(x, w, attrs) == "_wide"
+    check_op("Conv", [x, w, b], attrs)
+
+
+@pytest.mark.parametrize("attrs", CONV_2D)
+def test_conv_depthwise_blocks(attrs: dict[str, Any], small_bands: None) -> None:
+    """Depthwise channels in blocks of a few: the blocks must tile the channels exactly."""
+    x, w, b = rand(3, 7, 12, 9), rand(14, 1, 3, 3), rand(14)
+    check_op("Conv", [x, w, b], {**attrs, "group": 7})
+
+
+@pytest.mark.parametrize(
+    ("xshape", "kernel", "attrs"),
+    [
+        ((2, 6, 19), (5,), {"strides": [2], "dilations": [3], "pads": [4, 1]}),
+        ((1, 4, 6, 7, 5), (3, 2, 3), {"strides": [2, 1, 3], "pads": [1, 0, 1, 1, 1, 0]}),
+    ],
+)
+def test_conv_depthwise_nd(
+    xshape: tuple[int, ...], kernel: tuple[int, ...], attrs: dict[str, Any]
+) -> None:
+    c = xshape[1]
+    x, w = rand(*xshape), rand(c, 1, *kernel)
+    check_op("Conv", [x, w, rand(c)], {**attrs, "group": c})
+
+
+def test_conv_results_do_not_share_scratch() -> None:
+    """Each method works in a scratch buffer kept between calls: a result must never be a
+    view of it (a 1x1 depthwise output is contiguous where it lies, and must still be copied)."""
+    calls: list[tuple[list[np.ndarray], dict[str, Any]]] = [
+        ([rand(1, 3, 4, 4), rand(3, 1, 1, 1)], {"group": 3, "pads": [1, 1, 1, 1]}),
+        ([rand(1, 64, 8, 8), rand(16, 64, 3, 3)], {"pads": [1, 1, 1, 1]}),
+        ([rand(1, 16, 5, 5), rand(2, 16, 3, 3)], {"pads": [1, 1, 1, 1]}),
+        ([rand(1, 4, 9, 9), rand(6, 4, 3, 3)], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ]
+    first = [ours("Conv", [*inputs], attrs)[0] for inputs, attrs in calls]
+    kept = [y.copy() for y in first]
+    for inputs, attrs in calls[::-1]:
+        ours("Conv", [inputs[0], inputs[1][::-1]], attrs)
+    for y, k in zip(first, kept, strict=True):
+        np.testing.assert_array_equal(y, k)
 
 
 @pytest.mark.parametrize(
