@@ -10,6 +10,7 @@ import pytest
 
 from tests.executor.ort_reference import check_op, ours
 from xocview.executor.ops import conv as conv_ops
+from xocview.executor.ops import conv_depthwise, conv_winograd
 
 RNG = np.random.default_rng(20240611)
 
@@ -104,7 +105,8 @@ def small_bands(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     conv_ops._prepare.cache_clear()
     monkeypatch.setattr(conv_ops, "_BAND_BYTES", 3000)
     monkeypatch.setattr(conv_ops, "_MIN_BAND_COLUMNS", 1)
-    monkeypatch.setattr(conv_ops, "_WINOGRAD_BAND_BYTES", 3000)
+    monkeypatch.setattr(conv_winograd, "_WINOGRAD_BAND_BYTES", 3000)
+    monkeypatch.setattr(conv_depthwise, "_BLOCK_BYTES", 3000)
     yield
     conv_ops._prepare.cache_clear()
 
@@ -128,7 +130,7 @@ def test_conv_winograd(
     if banded:
         request.getfixturevalue("small_bands")
     x, w, b = rand(*shape), rand(16, shape[1], 3, 3), rand(16)
-    assert method(x, w, attrs) == "_winograd"
+    assert method(x, w, attrs) == "winograd"
     check_op("Conv", [x, w, b], attrs, atol=1e-4)
 
 
@@ -151,13 +153,13 @@ def test_conv_winograd_cache_holds_weights_while_they_live(
     x, w = rand(1, 64, 10, 10), rand(16, 64, 3, 3)
     y = conv_ops.conv(x, w, pads=[1, 1, 1, 1])
     key = id(w)
-    assert key in conv_ops._WINOGRAD_CACHE
+    assert key in conv_winograd._WINOGRAD_CACHE
     del w
-    assert key not in conv_ops._WINOGRAD_CACHE
-    monkeypatch.setattr(conv_ops, "_WINOGRAD_CACHE_BYTES", 0)
+    assert key not in conv_winograd._WINOGRAD_CACHE
+    monkeypatch.setattr(conv_winograd, "_WINOGRAD_CACHE_BYTES", 0)
     w2 = rand(16, 64, 3, 3)
     (expected,) = check_op("Conv", [x, w2, None], {"pads": [1, 1, 1, 1]}, atol=1e-4)
-    assert id(w2) not in conv_ops._WINOGRAD_CACHE
+    assert id(w2) not in conv_winograd._WINOGRAD_CACHE
     assert y.shape == expected.shape
 
 
@@ -165,7 +167,7 @@ def test_conv_winograd_float64_stays_exact() -> None:
     """Winograd is for float32 only: float64 (ConvInteger's integers) keeps im2col's sums."""
     x = RNG.integers(-128, 128, (1, 64, 10, 10)).astype(np.float64)
     w = RNG.integers(-128, 128, (16, 64, 3, 3)).astype(np.float64)
-    assert method(x, w, {"pads": [1, 1, 1, 1]}) != "_winograd"
+    assert method(x, w, {"pads": [1, 1, 1, 1]}) != "winograd"
     (got,) = ours("Conv", [x, w, None], {"pads": [1, 1, 1, 1]})
     assert np.array_equal(got, np.rint(got))
 
