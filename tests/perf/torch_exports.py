@@ -1,16 +1,20 @@
-"""ONNX exports of small Hugging Face models (BERT, GPT-2, T5, Whisper) made on the spot.
+"""ONNX exports of Hugging Face models (BERT, GPT-2, T5, Whisper, ViT) made on the spot.
 
 Real exporters name nodes by module path, share weights through Identity nodes and emit
 shape arithmetic that synthetic graphs lack; the first-view benchmark needs that. Models are
 built from configs with small dimensions and seeded random weights (nothing is downloaded),
 each exported by TorchScript (``dynamo=False``, opset 17) and by the dynamo exporter (opset 18).
+Two sizes: ``tiny`` (width 64, 8 tokens: what the first view needs, and where an executor's
+cost per node shows) and ``base`` (width 256, 128 tokens, 224-pixel images, 15 s of audio
+frames: where the kernels' own speed shows, as in a user's profile).
 An exporter that fails on a model is recorded with its reason, not raised.
 
 Needs the ``bench`` extra, which ``make`` never installs: ``pip install -e .[bench]`` (it pins
 the CPU torch this was measured with; install torch from a CPU wheel first if pip would pick
 a CUDA build).
 
-    python tests/perf/torch_exports.py OUT_DIR [--layers 4 12] [--models bert gpt2 t5 whisper]
+    python tests/perf/torch_exports.py OUT_DIR [--layers 4 12] [--models bert gpt2 t5 whisper vit]
+        [--size tiny|base]
 """
 
 from __future__ import annotations
@@ -33,8 +37,27 @@ import onnx
 
 EXPORTERS = ("ts", "dynamo")
 OPSETS = {"ts": 17, "dynamo": 18}
-SEQ = 8  # tokens per input sequence
 SEED = 0
+
+
+@dataclass(frozen=True)
+class Dims:
+    """The dimensions every family is built with."""
+
+    width: int  # hidden size (d_model)
+    ffn: int  # feed-forward width
+    heads: int
+    seq: int  # tokens per input sequence
+    vocab: int
+    audio: int  # Whisper's encoder positions (half its mel frames)
+    image: int  # ViT's image side, in pixels
+    patch: int
+
+
+SIZES = {
+    "tiny": Dims(64, 128, 4, 8, 256, 32, 32, 8),
+    "base": Dims(256, 1024, 4, 128, 1024, 750, 224, 16),
+}
 
 
 @dataclass
@@ -49,6 +72,7 @@ class Export:
     seconds: float
     error: str | None = None
     note: str | None = None  # e.g. which fallback made the file
+    size: str = "tiny"  # a key of SIZES
 
 
 @dataclass
@@ -60,75 +84,76 @@ class Facts:
     weight_identities: int  # Identity nodes whose input is an initializer (shared weights)
 
 
-def _bert(layers: int) -> tuple[Any, dict[str, Any]]:
+def _bert(layers: int, d: Dims) -> tuple[Any, dict[str, Any]]:
     import torch
     from transformers import BertConfig, BertModel
 
     config = BertConfig(
-        vocab_size=256,
-        hidden_size=64,
+        vocab_size=d.vocab,
+        hidden_size=d.width,
         num_hidden_layers=layers,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=64,
+        num_attention_heads=d.heads,
+        intermediate_size=d.ffn,
+        max_position_embeddings=max(64, d.seq),
     )
-    ids = torch.randint(0, 256, (1, SEQ))
+    ids = torch.randint(0, d.vocab, (1, d.seq))
     return BertModel(config), {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
 
-def _gpt2(layers: int) -> tuple[Any, dict[str, Any]]:
+def _gpt2(layers: int, d: Dims) -> tuple[Any, dict[str, Any]]:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
-        vocab_size=256,
-        n_positions=64,
-        n_embd=64,
+        vocab_size=d.vocab,
+        n_positions=max(64, d.seq),
+        n_embd=d.width,
         n_layer=layers,
-        n_head=4,
+        n_head=d.heads,
+        n_inner=d.ffn if d.ffn != 4 * d.width else None,
         bos_token_id=1,
         eos_token_id=2,
     )
-    ids = torch.randint(0, 256, (1, SEQ))
+    ids = torch.randint(0, d.vocab, (1, d.seq))
     return GPT2LMHeadModel(config), {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
 
-def _t5(layers: int) -> tuple[Any, dict[str, Any]]:
+def _t5(layers: int, d: Dims) -> tuple[Any, dict[str, Any]]:
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
     config = T5Config(
-        vocab_size=256,
-        d_model=64,
-        d_kv=16,
-        d_ff=128,
+        vocab_size=d.vocab,
+        d_model=d.width,
+        d_kv=d.width // d.heads,
+        d_ff=d.ffn,
         num_layers=layers,
         num_decoder_layers=layers,
-        num_heads=4,
-        relative_attention_num_buckets=8,
+        num_heads=d.heads,
+        relative_attention_num_buckets=8 if d.seq <= 8 else 32,
         decoder_start_token_id=0,
     )
-    ids = torch.randint(0, 256, (1, SEQ))
-    dec = torch.randint(0, 256, (1, SEQ))
+    ids = torch.randint(0, d.vocab, (1, d.seq))
+    dec = torch.randint(0, d.vocab, (1, d.seq))
     return T5ForConditionalGeneration(config), {"input_ids": ids, "decoder_input_ids": dec}
 
 
-def _whisper(layers: int) -> tuple[Any, dict[str, Any]]:
+def _whisper(layers: int, d: Dims) -> tuple[Any, dict[str, Any]]:
     import torch
     from transformers import WhisperConfig, WhisperModel
 
     config = WhisperConfig(
-        vocab_size=256,
-        num_mel_bins=16,
-        d_model=64,
+        vocab_size=d.vocab,
+        num_mel_bins=16 if d.width <= 64 else 80,
+        d_model=d.width,
         encoder_layers=layers,
         decoder_layers=layers,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
-        max_source_positions=32,
-        max_target_positions=64,
+        encoder_attention_heads=d.heads,
+        decoder_attention_heads=d.heads,
+        encoder_ffn_dim=d.ffn,
+        decoder_ffn_dim=d.ffn,
+        max_source_positions=d.audio,
+        max_target_positions=max(64, d.seq),
         pad_token_id=0,
         bos_token_id=1,
         eos_token_id=2,
@@ -137,7 +162,7 @@ def _whisper(layers: int) -> tuple[Any, dict[str, Any]]:
         begin_suppress_tokens=[],
     )
     features = torch.randn(1, config.num_mel_bins, 2 * config.max_source_positions)
-    dec = torch.randint(0, 256, (1, SEQ))
+    dec = torch.randint(0, d.vocab, (1, d.seq))
     # Without a decoder mask the mask code looks for packed sequences with torch.diff, which
     # TorchScript cannot export (aten::diff); the mask is what a real decoder export passes.
     inputs = {
@@ -148,12 +173,32 @@ def _whisper(layers: int) -> tuple[Any, dict[str, Any]]:
     return WhisperModel(config), inputs
 
 
-FAMILIES: dict[str, Callable[[int], tuple[Any, dict[str, Any]]]] = {
+def _vit(layers: int, d: Dims) -> tuple[Any, dict[str, Any]]:
+    import torch
+    from transformers import ViTConfig, ViTModel
+
+    config = ViTConfig(
+        hidden_size=d.width,
+        num_hidden_layers=layers,
+        num_attention_heads=d.heads,
+        intermediate_size=d.ffn,
+        image_size=d.image,
+        patch_size=d.patch,
+    )
+    return ViTModel(config, add_pooling_layer=False), {
+        "pixel_values": torch.randn(1, 3, d.image, d.image)
+    }
+
+
+FAMILIES: dict[str, Callable[[int, Dims], tuple[Any, dict[str, Any]]]] = {
     "bert": _bert,
     "gpt2": _gpt2,
     "t5": _t5,
     "whisper": _whisper,
+    "vit": _vit,
 }
+# what the first-view benchmark and its tests were measured on
+DEFAULT_FAMILIES = ("bert", "gpt2", "t5", "whisper")
 
 
 def missing() -> str | None:
@@ -196,7 +241,9 @@ def quiet() -> None:
     hf_logging.set_verbosity_error()
 
 
-def build(family: str, layers: int, hf_init: bool = False) -> tuple[Any, dict[str, Any]]:
+def build(
+    family: str, layers: int, hf_init: bool = False, size: str = "tiny"
+) -> tuple[Any, dict[str, Any]]:
     """The model in eval mode with seeded random weights, and the inputs of one forward pass.
 
     Hugging Face's init makes every bias 0 and every norm scale 1, and TorchScript export
@@ -207,7 +254,7 @@ def build(family: str, layers: int, hf_init: bool = False) -> tuple[Any, dict[st
     import torch
 
     torch.manual_seed(SEED)
-    model, inputs = FAMILIES[family](layers)
+    model, inputs = FAMILIES[family](layers, SIZES[size])
     if not hf_init:
         with torch.no_grad():
             for p in model.parameters():
@@ -225,12 +272,18 @@ def _reason(error: Exception) -> str:
 
 
 def _export(
-    family: str, layers: int, exporter: str, path: Path, attention: str | None, hf_init: bool
+    family: str,
+    layers: int,
+    exporter: str,
+    path: Path,
+    attention: str | None,
+    hf_init: bool,
+    size: str,
 ) -> None:
     """Build and export one model to ``path``, quietly; ``attention`` overrides sdpa."""
     import torch
 
-    model, inputs = build(family, layers, hf_init)
+    model, inputs = build(family, layers, hf_init, size)
     if attention:
         model.set_attn_implementation(attention)
     with (
@@ -253,23 +306,32 @@ def _export(
 
 
 def export_one(
-    family: str, layers: int, exporter: str, out_dir: Path, hf_init: bool = False
+    family: str,
+    layers: int,
+    exporter: str,
+    out_dir: Path,
+    hf_init: bool = False,
+    size: str = "tiny",
 ) -> Export:
     """Export one model by one exporter to ``out_dir``; failures come back as ``error``.
 
     The models' default attention (sdpa) is tried first, as a user's export would; when that
     fails, eager attention is tried and the sdpa failure kept in ``note``.
     """
-    name = f"{family}_{layers}l_{exporter}"
+    name = (
+        f"{family}_{layers}l_{exporter}"
+        if size == "tiny"
+        else f"{family}_{layers}l_{size}_{exporter}"
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.onnx"
     start = time.perf_counter()
-    export = Export(name, family, layers, exporter, path, 0.0)
+    export = Export(name, family, layers, exporter, path, 0.0, size=size)
     try:
-        _export(family, layers, exporter, path, None, hf_init)
+        _export(family, layers, exporter, path, None, hf_init, size)
     except Exception as sdpa:
         try:
-            _export(family, layers, exporter, path, "eager", hf_init)
+            _export(family, layers, exporter, path, "eager", hf_init, size)
             export.note = f"sdpa failed ({_reason(sdpa)}); exported with eager attention"
         except Exception as eager:
             for stale in (path, path.with_name(path.name + ".data")):
@@ -282,17 +344,18 @@ def export_one(
 def make_exports(
     out_dir: Path,
     layers: Sequence[int] = (4,),
-    families: Sequence[str] = tuple(FAMILIES),
+    families: Sequence[str] = DEFAULT_FAMILIES,
     exporters: Sequence[str] = EXPORTERS,
     report: Callable[[Export], None] | None = None,
     hf_init: bool = False,
+    size: str = "tiny",
 ) -> list[Export]:
     """Every family x layer count x exporter, written to ``out_dir`` (made if absent)."""
     done = []
     for n in layers:
         for family in families:
             for exporter in exporters:
-                export = export_one(family, n, exporter, out_dir, hf_init)
+                export = export_one(family, n, exporter, out_dir, hf_init, size)
                 done.append(export)
                 if report:
                     report(export)
@@ -324,7 +387,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--layers", type=int, nargs="+", default=[4])
-    parser.add_argument("--models", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
+    parser.add_argument(
+        "--models", nargs="+", choices=list(FAMILIES), default=list(DEFAULT_FAMILIES)
+    )
+    parser.add_argument("--size", choices=list(SIZES), default="tiny")
     parser.add_argument("--exporters", nargs="+", choices=EXPORTERS, default=list(EXPORTERS))
     parser.add_argument(
         "--hf-init", action="store_true", help="keep Hugging Face's init (equal biases merge)"
@@ -343,6 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.exporters,
         lambda e: print(describe(e), flush=True),
         args.hf_init,
+        args.size,
     )
     failed = sum(e.path is None for e in done)
     print(f"{len(done) - failed} of {len(done)} exports in {time.perf_counter() - start:.1f} s")
