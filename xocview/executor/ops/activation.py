@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from xocview.executor.ops.row_sums import row_sums
 from xocview.executor.ops.unary import erf_float32, erf_float64
 from xocview.executor.registry import kernel
 
@@ -239,7 +240,12 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
         return x.copy()
     e = _shifted(x, axis)
     np.exp(e, out=e)
-    e /= np.sum(e, axis=axis, keepdims=True)
+    if axis in (-1, x.ndim - 1):
+        total = row_sums(e)
+        np.reciprocal(total, out=total)
+        e *= total
+    else:
+        e /= np.sum(e, axis=axis, keepdims=True)
     return e
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from xocview.executor.ops.row_sums import row_sums
 from xocview.executor.registry import kernel
 
 __all__ = [
@@ -151,14 +152,17 @@ def _standardise(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x - mean) * inv_std over ``axes`` in ``dtype``: (normalised, mean, inv_std), keepdims.
 
-    Sums by ufunc reductions (``.mean`` adds a Python layer per call), the variance of the
-    last axis as a row-wise dot product (no squared copy), the scaling in place: a transformer
-    export has a LayerNormalization per sub-layer on small tensors, where calls cost more than
-    arithmetic.
+    Sums by ufunc reductions (``.mean`` adds a Python layer per call) or, along the last
+    axis, by BLAS (row_sums); the variance of the last axis as a row-wise dot product (no
+    squared copy); the scaling in place: a transformer export has a LayerNormalization per
+    sub-layer on small tensors, where calls cost more than arithmetic.
     """
     xs = x.astype(dtype, copy=False)
     count = dtype.type(1.0 / max(1, math.prod(x.shape[a] for a in axes)))
-    mean = np.add.reduce(xs, axis=axes, keepdims=True, dtype=dtype)
+    if axes == (x.ndim - 1,):
+        mean = row_sums(xs)
+    else:
+        mean = np.add.reduce(xs, axis=axes, keepdims=True, dtype=dtype)
     mean *= count
     centred = xs - mean
     if axes == (x.ndim - 1,) and x.ndim:

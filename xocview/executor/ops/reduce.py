@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from xocview.executor.ops.row_sums import row_sums
 from xocview.executor.ops.shape import as_ints, axis_index
 from xocview.executor.registry import kernel
 
@@ -26,6 +27,8 @@ def _identity(dtype: np.dtype, largest: bool) -> float | int | bool:
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.ndarray:
+    if x.ndim and axes == (x.ndim - 1,):
+        return row_sums(x, keep)
     return np.asarray(np.sum(x, axis=axes, keepdims=keep, dtype=x.dtype))
 
 
