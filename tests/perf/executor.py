@@ -26,6 +26,7 @@ onnxruntime is a test/benchmark extra, never a run-time dependency of xocview.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import subprocess
@@ -34,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -161,6 +163,48 @@ def torch_section(
         print(f"worst {max(ratios):.2f}x, geometric mean {geo:.2f}x")
 
 
+def node_times_of_cli_run(
+    path: Path, feeds: dict[str, np.ndarray], threads: int, tmp: Path
+) -> dict[str, float]:
+    """Node id -> ms of one `xocview run` (a process of its own, as a user runs it)."""
+    args = [sys.executable, "-m", "xocview", "run", str(path), "--repeat", "7", "--top", "0"]
+    for k, (name, value) in enumerate(feeds.items()):
+        np.save(tmp / f"feed{k}.npy", value)
+        args += ["--input", f"{name}={tmp / f'feed{k}.npy'}"]
+    out = tmp / "profile.json"
+    args += ["--threads", str(threads), "--profile", str(out)]
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    return {n["id"]: n["ms"] for n in json.loads(out.read_text())["nodes"]}
+
+
+def agreement(
+    path: Path, feeds: dict[str, np.ndarray], threads: int, tmp: Path
+) -> tuple[int, int, float, str]:
+    """Two `xocview run`s of one model: (nodes above 1% of the time, how many of them differ
+    by more than 15%, the worst ratio, its node)."""
+    first = node_times_of_cli_run(path, feeds, threads, tmp)
+    second = node_times_of_cli_run(path, feeds, threads, tmp)
+    total = max(sum(first.values()), sum(second.values())) or 1.0
+    big = [k for k in first if max(first[k], second.get(k, 0.0)) >= 0.01 * total]
+    ratios = {k: max(first[k], second[k]) / max(min(first[k], second[k]), 1e-9) for k in big}
+    worst = max(ratios, key=ratios.__getitem__, default="")
+    return len(big), sum(r > 1.15 for r in ratios.values()), ratios.get(worst, 1.0), worst
+
+
+def agreement_section(
+    paths: list[Path],
+    threads: int,
+    feeds_of: Callable[[Path], dict[str, np.ndarray]],
+    tmp: Path,
+) -> None:
+    """Per model, how far two runs of `xocview run` disagree on the nodes that matter."""
+    print("\ntwo runs of `xocview run` (7 passes each), nodes above 1% of the time")
+    print(f"{'model':<28} {'nodes':>6} {'>15%':>5} {'worst':>7}  node")
+    for path in paths:
+        n, bad, worst, node = agreement(path, feeds_of(path), threads, tmp)
+        print(f"{path.stem:<28} {n:>6} {bad:>5} {worst:>6.2f}x  {node[:40]}", flush=True)
+
+
 def timing_cost() -> float:
     """Seconds the node loop spends on timing one node: two clock reads and one append."""
     perf, samples = time.perf_counter, []
@@ -185,6 +229,19 @@ def main() -> None:
     ap.add_argument("--models", nargs="*", help="light model names (default: all)")
     ap.add_argument("--exports", action="store_true", help="add BERT/GPT-2/T5/Whisper exports")
     ap.add_argument("--blocks", action="store_true", help="add the small exporter models")
+    ap.add_argument(
+        "--sizes",
+        nargs="+",
+        default=["tiny", "base"],
+        help="export sizes (tests/perf/torch_exports.py SIZES): tiny shows the cost per node, "
+        "base the kernels' speed at the issue's model sizes",
+    )
+    ap.add_argument(
+        "--agreement",
+        action="store_true",
+        help="also run `xocview run` twice per model and compare the node times (target: "
+        "within 15%% for every node above 1%% of the total)",
+    )
     ap.add_argument(
         "--threads",
         type=int,
@@ -243,6 +300,14 @@ def main() -> None:
             f"{ref_ratio:>9} {100 * overhead:>6.2f}% {100 * timing:>6.2f}%",
             flush=True,
         )
+    if ns.agreement:
+        with tempfile.TemporaryDirectory() as tmp:
+            agreement_section(
+                [LIGHT / f"{n}.onnx" for n in names],
+                ns.threads,
+                lambda p: backend_feeds(onnx.load(p)),
+                Path(tmp),
+            )
     geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
     print(
         f"geometric mean xocview / onnxruntime: {geo:.2f}, worst {max(ratios):.2f} "
@@ -265,26 +330,37 @@ def main() -> None:
     if ns.exports or ns.blocks:
         with tempfile.TemporaryDirectory() as tmp:
             if ns.exports:
-                from torch_exports import build, make_exports  # tests/perf/, beside us
+                from torch_exports import FAMILIES, build, make_exports  # tests/perf/
 
-                made = {e.path: e for e in make_exports(Path(tmp) / "exports", layers=(4,))}
-                paths = [p for p in made if p is not None]
+                for size in ns.sizes:
+                    made = {
+                        e.path: e
+                        for e in make_exports(
+                            Path(tmp) / size, layers=(4,), families=tuple(FAMILIES), size=size
+                        )
+                    }
+                    paths = [p for p in made if p is not None]
 
-                def example_inputs(path: Path) -> dict[str, np.ndarray]:
-                    """The inputs the model was exported with, as a user's trace would be."""
-                    e = made[path]
-                    names = {i.name for i in onnx.load(path, load_external_data=False).graph.input}
-                    given = build(e.family, e.layers)[1]
-                    return {k: v.numpy() for k, v in given.items() if k in names}
+                    def example_inputs(
+                        path: Path, made: dict[Path | None, Any] = made
+                    ) -> dict[str, np.ndarray]:
+                        """The inputs the model was exported with, as a user's trace would be."""
+                        e = made[path]
+                        model = onnx.load(path, load_external_data=False)
+                        names = {i.name for i in model.graph.input}
+                        given = build(e.family, e.layers, size=e.size)[1]
+                        return {k: v.numpy() for k, v in given.items() if k in names}
 
-                torch_section(
-                    "torch exports, 4 layers (their example inputs)",
-                    paths,
-                    ns.repeat,
-                    ns.threads,
-                    1.5,
-                    example_inputs,
-                )
+                    torch_section(
+                        f"torch exports, 4 layers, {size} size (their example inputs)",
+                        paths,
+                        ns.repeat,
+                        ns.threads,
+                        1.5,
+                        example_inputs,
+                    )
+                    if ns.agreement:
+                        agreement_section(paths, ns.threads, example_inputs, Path(tmp))
             if ns.blocks:
                 from torch_blocks import export_blocks  # tests/perf/, beside us
 
