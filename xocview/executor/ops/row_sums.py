@@ -27,6 +27,6 @@ def _ones(n: int, dtype: np.dtype) -> np.ndarray:
 def row_sums(x: np.ndarray, keepdims: bool = True) -> np.ndarray:
     """The sum over the last axis, in x's dtype (float32/float64 by BLAS, others by numpy)."""
     if x.dtype not in _BLAS_TYPES or x.ndim == 0 or x.size == 0:
-        return np.asarray(np.add.reduce(x, axis=-1, keepdims=keepdims, dtype=x.dtype))
+        return np.asarray(np.sum(x, axis=-1, keepdims=keepdims, dtype=x.dtype))
     sums = np.matmul(x, _ones(x.shape[-1], x.dtype))
     return sums[..., None] if keepdims else sums
