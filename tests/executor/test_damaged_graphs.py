@@ -113,7 +113,7 @@ def test_any_kernel_failure_becomes_a_run_error_with_the_node(
 
     monkeypatch.setitem(KERNELS, "Relu", [Kernel("Relu", 1, failing, False)])
     with pytest.raises(RunError) as info:
-        run(relu_chain(3))
+        run(relu_chain(3), fuse=False)  # fused, Add -> relu1 would not call the Relu kernel
     assert info.value.node_id == "relu1"
     assert f"node 'relu1' (Relu): {type(error).__name__}: {error}" in str(info.value)
 
@@ -131,7 +131,7 @@ def test_a_kernel_failing_on_a_later_pass_still_names_the_node(
 
     monkeypatch.setitem(KERNELS, "Relu", [Kernel("Relu", 1, flaky, False)])
     with pytest.raises(RunError, match=r"node 'relu\d' \(Relu\): MemoryError"):
-        run(relu_chain(3), repeat=2)
+        run(relu_chain(3), repeat=2, fuse=False)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ step's time is split back over the chain's nodes by their FLOPs."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -124,3 +125,111 @@ def test_a_chain_that_is_not_private_or_not_inference_stays_apart(
     assert {"conv", "bn"} <= set(steps)
     result = run(g, {"x": f32(1, 4, 9, 9)})
     assert "bn" not in result.fused.get("conv", [])
+
+
+def _model(
+    tmp_path: Path, nodes: list[Any], inits: list[Any], inputs: dict[str, list[int]]
+) -> Path:
+    """A model of ``nodes`` whose last output is ``y``, opset 15."""
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def _same_as_unfused_and_onnxruntime(path: Path, feeds: dict[str, np.ndarray]) -> Any:
+    g = load(path)
+    fused = run(g, feeds, repeat=2)
+    plain = run(g, feeds, repeat=2, fuse=False)
+    np.testing.assert_allclose(fused.outputs["y"], plain.outputs["y"], rtol=1e-5, atol=1e-5)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(
+        fused.outputs["y"], session.run(["y"], feeds)[0], rtol=1e-5, atol=1e-5
+    )
+    assert set(fused.node_times) == set(plain.node_times)
+    return fused
+
+
+@pytest.mark.parametrize("shape", ["per-channel", "scalar", "not per-channel"])
+def test_conv_with_batch_norm_mul_add_and_relu_after_it_runs_as_one_step(
+    tmp_path: Path, shape: str
+) -> None:
+    """Inception-v2's and DenseNet's Conv -> BatchNormalization -> Mul -> Add -> Relu: folded
+    into the weights when the constants run along the channels, else each node's kernel."""
+    cshape = {"per-channel": (8, 1, 1), "scalar": (), "not per-channel": (1, 9)}[shape]
+    inits = [
+        numpy_helper.from_array(f32(8, 4, 3, 3), "w"),
+        numpy_helper.from_array(RNG.uniform(0.5, 1.5, 8).astype(np.float32), "scale"),
+        numpy_helper.from_array(f32(8), "beta"),
+        numpy_helper.from_array(f32(8), "mean"),
+        numpy_helper.from_array(RNG.uniform(0.5, 1.5, 8).astype(np.float32), "var"),
+        numpy_helper.from_array(RNG.uniform(0.5, 1.5, cshape).astype(np.float32), "m"),
+        numpy_helper.from_array(f32(*cshape), "a"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], "conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "scale", "beta", "mean", "var"], ["n"], "bn"),
+        helper.make_node("Mul", ["n", "m"], ["p"], "mul"),
+        helper.make_node("Add", ["a", "p"], ["q"], "add"),  # the chain as the second input
+        helper.make_node("Relu", ["q"], ["y"], "relu"),
+    ]
+    result = _same_as_unfused_and_onnxruntime(
+        _model(tmp_path, nodes, inits, {"x": [1, 4, 9, 9]}), {"x": f32(1, 4, 9, 9)}
+    )
+    assert result.fused == {"conv": ["bn", "mul", "add", "relu"]}
+    assert result.op_types["mul"] == "Mul" and result.node_times["mul"] > 0
+
+
+def test_an_affine_chain_after_a_concat_is_one_multiply_add_and_keeps_its_inputs(
+    tmp_path: Path,
+) -> None:
+    """DenseNet's pre-activation: Concat -> BatchNormalization -> Mul -> Add -> Relu."""
+    inits = [
+        numpy_helper.from_array(RNG.uniform(0.5, 1.5, 6).astype(np.float32), "scale"),
+        numpy_helper.from_array(f32(6), "beta"),
+        numpy_helper.from_array(f32(6), "mean"),
+        numpy_helper.from_array(RNG.uniform(0.5, 1.5, 6).astype(np.float32), "var"),
+        numpy_helper.from_array(f32(6, 1, 1), "m"),
+        numpy_helper.from_array(f32(1, 6, 1, 1), "a"),
+    ]
+    nodes = [
+        helper.make_node("Concat", ["x1", "x2"], ["c"], "cat", axis=1),
+        helper.make_node("BatchNormalization", ["c", "scale", "beta", "mean", "var"], ["n"], "bn"),
+        helper.make_node("Mul", ["n", "m"], ["p"], "mul"),
+        helper.make_node("Sub", ["p", "a"], ["q"], "sub"),
+        helper.make_node("Relu", ["q"], ["y"], "relu"),
+    ]
+    x1, x2 = f32(1, 2, 5, 5), f32(1, 4, 5, 5)
+    kept = (x1.copy(), x2.copy())
+    path = _model(tmp_path, nodes, inits, {"x1": [1, 2, 5, 5], "x2": [1, 4, 5, 5]})
+    result = _same_as_unfused_and_onnxruntime(path, {"x1": x1, "x2": x2})
+    assert result.fused == {"bn": ["mul", "sub", "relu"]}
+    np.testing.assert_array_equal(x1, kept[0])
+    np.testing.assert_array_equal(x2, kept[1])
+
+
+def test_a_relu_after_a_sum_works_in_place_but_never_on_an_input(tmp_path: Path) -> None:
+    """ResNet's residual Sum -> Relu; a one-input Sum may hand back its input itself."""
+    nodes = [
+        helper.make_node("Sum", ["x1", "x2"], ["s"], "sum"),
+        helper.make_node("Relu", ["s"], ["r"], "relu"),
+        helper.make_node("Sum", ["r"], ["s1"], "sum1"),
+        helper.make_node("Relu", ["s1"], ["y"], "relu1"),
+    ]
+    x1, x2 = f32(2, 3), f32(2, 3)
+    kept = x1.copy()
+    path = _model(tmp_path, nodes, [], {"x1": [2, 3], "x2": [2, 3]})
+    result = _same_as_unfused_and_onnxruntime(path, {"x1": x1, "x2": x2})
+    assert result.fused == {"sum": ["relu"], "sum1": ["relu1"]}
+    np.testing.assert_array_equal(x1, kept)
+    g = load(path)
+    alone = run(g, {"x1": x1, "x2": x2}, repeat=3)
+    np.testing.assert_array_equal(alone.outputs["y"], np.maximum(x1 + x2, 0))

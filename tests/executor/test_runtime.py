@@ -126,13 +126,19 @@ def test_cancel_between_nodes_returns_what_was_measured() -> None:
     def progress(done: int, total: int, node_id: str, seconds: float) -> None:
         seen.append(node_id)
 
-    r = run(relu_chain(5), on_progress=progress, cancel=lambda: len(seen) >= 2)
+    r = run(relu_chain(5), on_progress=progress, cancel=lambda: len(seen) >= 2, fuse=False)
     assert r.cancelled and list(r.node_times) == ["add", "relu1"]
 
 
 def test_progress_counts_every_node_of_every_pass() -> None:
     calls: list[tuple[int, int]] = []
-    run(relu_chain(3), repeat=2, warmup=1, on_progress=lambda d, t, n, s: calls.append((d, t)))
+    run(
+        relu_chain(3),
+        repeat=2,
+        warmup=1,
+        on_progress=lambda d, t, n, s: calls.append((d, t)),
+        fuse=False,  # fused, Add -> relu1 is one step: 2 per pass
+    )
     assert calls == [(k, 9) for k in range(1, 10)]
 
 
@@ -152,11 +158,20 @@ def test_a_graph_without_outputs_reports_its_unread_tensors() -> None:
     assert list(run(g).outputs) == ["y"]
 
 
-def test_declared_shapes_that_disagree_become_warnings() -> None:
-    g = relu_chain(2)
-    g.tensors[2].shape = [2, 4]
-    r = run(g)
-    assert r.warnings == ["node 'add' (Add): output 't1' has shape [2, 3], declared [2, 4]"]
+@pytest.mark.parametrize("fuse", [True, False])
+def test_declared_shapes_that_disagree_become_warnings(fuse: bool) -> None:
+    g = relu_chain(3)
+    g.tensors[2].shape = [2, 4]  # t1, made by add (inside the fused Add -> Relu when fused)
+    g.tensors[3].shape = [2, 5]  # t2, made by relu1, the fused step's output
+    r = run(g, fuse=fuse)
+    assert r.warnings == [
+        "node 'relu1' (Relu): output 't2' has shape [2, 3], declared [2, 5]",
+        "node 'add' (Add): output 't1' has shape [2, 3], declared [2, 4]",
+    ] or r.warnings == [
+        "node 'add' (Add): output 't1' has shape [2, 3], declared [2, 4]",
+        "node 'relu1' (Relu): output 't2' has shape [2, 3], declared [2, 5]",
+    ]
+    assert (r.fused == {"add": ["relu1"]}) == fuse
 
 
 def test_bad_repeat_is_refused() -> None:

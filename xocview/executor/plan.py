@@ -14,7 +14,7 @@ import numpy as np
 
 from xocview.executor.attributes import kernel_kwargs
 from xocview.executor.bodies import Body, BodyIndex, order_with_captures
-from xocview.executor.fusion import fuse_conv_chains
+from xocview.executor.fusion import fuse_chains
 from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
 
@@ -322,7 +322,7 @@ def _under(hierarchy: Hierarchy, holders: np.ndarray) -> np.ndarray:
 def make_plan(graph: Graph, fold_constants: bool = True, fuse: bool = True) -> Plan:
     """Steps for the graph's runnable leaves; frees after each tensor's last reader.
 
-    With ``fuse``, Conv -> BatchNormalization -> Relu chains run as one step (fusion.py).
+    With ``fuse``, chains such as Conv -> BatchNormalization -> Relu run as one step (fusion.py).
 
     With ``fold_constants``, nodes that read only weights (and what such nodes make) are set
     apart in ``Plan.folded``: the runtime computes them once before the timed passes, as any
@@ -361,7 +361,7 @@ def make_plan(graph: Graph, fold_constants: bool = True, fuse: bool = True) -> P
         folded, steps = _split_constant_steps(steps, constant)
     outputs = _run_outputs(graph, steps + folded, produced)
     if fuse:
-        steps = fuse_conv_chains(steps, graph, constant, outputs)
+        steps = fuse_chains(steps, graph, constant, outputs)
     _add_frees(steps, len(graph.tensors), outputs)
     # Inputs and weights that the run reads or returns; what nothing reads is never made.
     used = np.zeros(len(graph.tensors), dtype=bool)

@@ -470,13 +470,15 @@ class _Session:
         memory, values = self.memory, self.values
         for _, t in step.outputs:
             memory.add(values[t])
-            self.check_shape(step, t)
+            self.check_shape(step, t, maker=len(step.fused_with) - 1)  # a chain's last node
             self.measure(t)
         if step.hidden:  # tensors inside a fused chain: the shape and type of its output
+            out = self.values[step.outputs[0][1]]
             measured = self.result.shapes.get(self.graph.tensors[step.outputs[0][1]].id)
-            if measured is not None:
-                for t in step.hidden:
+            for k, t in enumerate(step.hidden):
+                if measured is not None:
                     self.result.shapes[self.graph.tensors[t].id] = measured
+                self.check_shape(step, t, out, k - 1)
         for t in step.frees:
             memory.drop(values[t])
 
@@ -486,18 +488,21 @@ class _Session:
             dtype = canonical_dtype(value.dtype.name) or "undefined"
             self.result.shapes[self.graph.tensors[t].id] = (list(value.shape), dtype)
 
-    def check_shape(self, step: Step, t: int) -> None:
+    def check_shape(self, step: Step, t: int, value: Any = None, maker: int = -1) -> None:
+        """A warning when tensor ``t`` (its value, or ``value`` for a tensor inside a fused
+        chain, made by ``fused_with[maker]``) differs from the shape the file declares."""
         tensor = self.graph.tensors[t]
-        value = self.values[t]
+        value = self.values[t] if value is None else value
         if tensor.metadata.get("rank_unknown") or not isinstance(value, np.ndarray):
             return
+        node_id, op_type = step.fused_with[maker] if maker >= 0 else (step.node_id, step.op_type)
         declared = tensor.shape
         differs = len(declared) != value.ndim or any(
             d >= 0 and d != g for d, g in zip(declared, value.shape, strict=True)
         )
         if differs and len(self.result.warnings) < _MAX_WARNINGS:
             self.result.warnings.append(
-                f"node {step.node_id!r} ({step.op_type}): output {tensor.id!r} has shape "
+                f"node {node_id!r} ({op_type}): output {tensor.id!r} has shape "
                 f"{list(value.shape)}, declared {list(declared)}"
             )
 
