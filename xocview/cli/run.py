@@ -1,4 +1,5 @@
-"""``xocview run``: run a graph on the bundled executor and print where the time goes."""
+"""``xocview run``: run a graph on the bundled executor, or an ONNX model on onnxruntime, and
+print where the time goes."""
 
 from __future__ import annotations
 
@@ -13,10 +14,18 @@ import numpy as np
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
 from xocview.executor.budget import parse_size
+from xocview.executor.onnxruntime_engine import (
+    OPTIMIZATIONS,
+    ORT_TIME_KEY,
+    TIME_KEYS,
+    missing_onnxruntime,
+    run_onnxruntime,
+)
 from xocview.executor.optional import Empty
 from xocview.executor.result import UNSTEADY
 from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
+from xocview.formats.source import Source
 from xocview.model import Graph, edits
 from xocview.model.analyses.profile import TIME_KEY, times_as_metadata
 from xocview.model.analyses.summary import parse_shape
@@ -26,6 +35,20 @@ __all__ = ["add_run_parser", "cmd_run"]
 
 def add_run_parser(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", metavar="FILE")
+    sp.add_argument(
+        "--engine",
+        choices=tuple(TIME_KEYS),
+        default="xocview",
+        help="xocview: the bundled executor (default); onnxruntime: onnxruntime's own per-node "
+        f"profile of an .onnx file, recorded as {ORT_TIME_KEY} (needs onnxruntime installed)",
+    )
+    sp.add_argument(
+        "--optimization",
+        choices=OPTIMIZATIONS,
+        default=None,
+        help="onnxruntime's graph optimizations (--engine onnxruntime; default all, as "
+        "deployed; basic or none keep more of the graph's nodes apart)",
+    )
     sp.add_argument(
         "--input",
         action="append",
@@ -73,8 +96,8 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="BLAS/OpenMP threads the kernels use (default 1, steady on a busy machine; "
-        "0: every core)",
+        help="BLAS/OpenMP threads the kernels use, or onnxruntime's intra- and inter-op threads "
+        "(default 1, steady on a busy machine; 0: every core, or onnxruntime's default)",
     )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs and weights")
     sp.add_argument("--top", type=int, default=10, metavar="K", help="slowest nodes to list")
@@ -82,8 +105,8 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "--save",
         metavar="OUT.json",
-        help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms) and the "
-        "measured shapes of tensors the file leaves without",
+        help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms; with --engine "
+        f"onnxruntime {ORT_TIME_KEY}) and the measured shapes of tensors the file leaves without",
     )
 
 
@@ -113,23 +136,20 @@ def cmd_run(ns: argparse.Namespace) -> int:
     for out in (ns.profile, ns.save):
         if out is not None and Path(out).suffix.lower() != ".json":
             raise XocviewError(f"{out}: the output must be a .json file")
-    graph = registry.load(ns.file)
-    feeds = _pairs(ns.input, "NAME=FILE.npy", str)
-    shapes = _pairs(ns.shape, "NAME=D,D,...", parse_shape)
-    symbols = _pairs(ns.dim, "SYMBOL=N", int)
-    try:
-        result = run(
-            graph,
-            feeds,
-            repeat=ns.repeat,
-            warmup=ns.warmup,
-            seed=ns.seed,
-            symbols=symbols,
-            symbol_default=ns.dim_default,
-            shapes=shapes,
-            max_memory=ns.max_memory,
-            threads=ns.threads,
+    onnxruntime = ns.engine == "onnxruntime"
+    if onnxruntime and (why := missing_onnxruntime()) is not None:
+        raise XocviewError(why)
+    if not onnxruntime and ns.optimization is not None:
+        raise XocviewError("--optimization is onnxruntime's: give it with --engine onnxruntime")
+    if onnxruntime and ns.max_memory is not None:
+        raise XocviewError("--max-memory is the xocview engine's; onnxruntime has no budget")
+    graph, fmt = registry.load_source(Source(ns.file))
+    if onnxruntime and fmt.NAME != "ONNX":
+        raise XocviewError(
+            f"{ns.file}: --engine onnxruntime runs ONNX models (.onnx); this file is {fmt.NAME}"
         )
+    try:
+        result = _run(ns, graph)
     except RunError as e:
         partial = e.partial
         if isinstance(partial, RunResult) and partial.node_times:
@@ -140,23 +160,58 @@ def cmd_run(ns: argparse.Namespace) -> int:
     _print_slowest(result, ns.top)
     _print_by_op(result)
     threads = f"{result.threads} thread" + ("s" if result.threads != 1 else "")
+    where = (
+        f"onnxruntime, optimization {ns.optimization or 'all'}"
+        if onnxruntime
+        else f"peak memory {_mb(result.peak_bytes)} (weights {_mb(result.weight_bytes)})"
+    )
     print(
         f"total {result.total_time * 1e3:.3f} ms over {len(result.node_times)} nodes "
-        f"(median of {ns.repeat}, {threads}); peak memory {_mb(result.peak_bytes)} "
-        f"(weights {_mb(result.weight_bytes)})"
+        f"(median of {ns.repeat}, {threads}); {where}"
     )
     _print_spread(result)
     for w in result.warnings:
         print(f"warning: {w}")
+    _write(ns, graph, result)
+    return 0
+
+
+def _run(ns: argparse.Namespace, graph: Graph) -> RunResult:
+    """The chosen engine's run of ``graph`` with the command line's inputs and settings."""
+    feeds = _pairs(ns.input, "NAME=FILE.npy", str)
+    shapes = _pairs(ns.shape, "NAME=D,D,...", parse_shape)
+    symbols = _pairs(ns.dim, "SYMBOL=N", int)
+    common: dict[str, Any] = {
+        "repeat": ns.repeat,
+        "warmup": ns.warmup,
+        "seed": ns.seed,
+        "symbols": symbols,
+        "symbol_default": ns.dim_default,
+        "shapes": shapes,
+        "threads": ns.threads,
+    }
+    if ns.engine == "onnxruntime":
+        optimization = ns.optimization or "all"
+        return run_onnxruntime(graph, ns.file, feeds, optimization=optimization, **common)
+    return run(graph, feeds, max_memory=ns.max_memory, **common)
+
+
+def _write(ns: argparse.Namespace, graph: Graph, result: RunResult) -> None:
+    """``--profile`` and ``--save``: the times as JSON, the graph with them in its metadata."""
     if ns.profile:
-        write_text_atomic(Path(ns.profile), json.dumps(_profile_json(graph, result), indent=2))
+        data = _profile_json(graph, result)
+        data["engine"] = ns.engine
+        if ns.engine == "onnxruntime":  # its memory is not measured
+            data["optimization"] = ns.optimization or "all"
+            del data["peak_bytes"], data["weight_bytes"]
+        write_text_atomic(Path(ns.profile), json.dumps(data, indent=2))
         print(f"wrote {ns.profile}")
     if ns.save:
+        key = TIME_KEYS[ns.engine]
         times = times_as_metadata(result.node_times)
-        edits.record_run(graph, TIME_KEY, times, result.shapes, "run")
+        edits.record_run(graph, key, times, result.shapes, "run")
         registry.save(graph, Path(ns.save))
-        print(f"wrote {ns.save} (with {TIME_KEY} of {len(result.node_times)} nodes)")
-    return 0
+        print(f"wrote {ns.save} (with {key} of {len(result.node_times)} nodes)")
 
 
 def _mb(n: int) -> str:

@@ -26,9 +26,16 @@ __all__ = [
     "random_value",
     "read_feed",
     "resolved_shape",
+    "seeded_rng",
     "shape_known",
     "stored_value",
 ]
+
+
+def seeded_rng(seed: int, tensor: int) -> np.random.Generator:
+    """The generator of tensor position ``tensor``'s random values: one per seed and tensor,
+    so that a value does not depend on which others were made (nor on which engine runs)."""
+    return np.random.default_rng([seed, tensor])
 
 
 def numpy_dtype(tensor: Tensor) -> np.dtype:

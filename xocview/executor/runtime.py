@@ -21,6 +21,7 @@ from xocview.executor.feeds import (
     random_value,
     read_feed,
     resolved_shape,
+    seeded_rng,
     shape_known,
     stored_value,
 )
@@ -141,7 +142,7 @@ class _Session:
         self.result.warnings.extend(s.note for s in plan.folded + plan.steps if s.note is not None)
 
     def rng(self, tensor: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, tensor])
+        return seeded_rng(self.seed, tensor)
 
     def set_constants(self, feeds: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) -> None:
         """Values of inputs and weights; those of unknown shape wait for their first reader."""

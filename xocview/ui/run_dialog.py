@@ -1,11 +1,12 @@
-"""The Run dialog: where each input's values come from (or its shape), repeats, warm-up and
-symbol sizes."""
+"""The Run dialog: where each input's values come from (or its shape), repeats, warm-up, symbol
+sizes and, for an .onnx file when onnxruntime is installed, the engine that runs it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -20,11 +21,12 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import unsupported_ops
+from xocview.executor.onnxruntime_engine import OPTIMIZATIONS, onnxruntime_available
 from xocview.executor.threads import DEFAULT_THREADS
 from xocview.model.analyses.summary import parse_shape, shape_text
 from xocview.ui.document import Document
 
-__all__ = ["RunDialog", "RunOptions", "ask_run_options"]
+__all__ = ["RunDialog", "RunOptions", "ask_run_options", "onnxruntime_fits"]
 
 
 @dataclass
@@ -39,6 +41,20 @@ class RunOptions:
     seed: int = 0
     symbol_default: int = 1
     threads: int = DEFAULT_THREADS  # BLAS/OpenMP threads (0: every core)
+    engine: str = "xocview"  # or "onnxruntime": the document's .onnx file on onnxruntime
+    optimization: str = "all"  # onnxruntime's graph optimization level
+
+
+def onnxruntime_fits(doc: Document) -> bool:
+    """Whether onnxruntime can run the document: it is installed and the document is an .onnx
+    file (onnxruntime runs the file, named by the graph's node ids)."""
+    path = doc.path
+    return (
+        doc.format == "ONNX"
+        and path is not None
+        and path.suffix.lower() == ".onnx"
+        and onnxruntime_available()
+    )
 
 
 class RunDialog(QDialog):
@@ -89,6 +105,13 @@ class RunDialog(QDialog):
         form.addRow("Threads", self.threads)
         form.addRow("Size of symbolic dimensions", self.symbols)
         form.addRow("Random seed", self.seed)
+        self.engine = QComboBox()  # in the form only when onnxruntime fits
+        self.engine.addItem("xocview (bundled executor)", "xocview")
+        self.optimization = QComboBox()
+        for level in OPTIMIZATIONS:
+            self.optimization.addItem(level, level)
+        if onnxruntime_fits(doc):
+            self._add_engine_rows(form, doc)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         self.problem = QLabel(self)
@@ -108,6 +131,28 @@ class RunDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+
+    def _add_engine_rows(self, form: QFormLayout, doc: Document) -> None:
+        """The Engine choice and onnxruntime's optimization level (enabled with it)."""
+        self.engine.addItem("onnxruntime (its own profile of the .onnx file)", "onnxruntime")
+        self.engine.setToolTip(
+            "onnxruntime's times are kept apart from the bundled executor's "
+            "(performance.time.onnxruntime), so both can be compared on one graph"
+        )
+        self.optimization.setToolTip(
+            "onnxruntime's graph optimizations: all (as deployed) fuses nodes; basic and none "
+            "keep more of them apart"
+        )
+        self.optimization.setEnabled(False)
+        self.engine.currentIndexChanged.connect(
+            lambda _=0: self.optimization.setEnabled(self.engine.currentData() == "onnxruntime")
+        )
+        form.addRow("Engine", self.engine)
+        form.addRow("Optimization (onnxruntime)", self.optimization)
+        if doc.dirty:
+            note = QLabel("onnxruntime runs the file as saved on disk, not the edits.", self)
+            note.setWordWrap(True)
+            form.addRow(note)
 
     def _browse(self, edit: QLineEdit) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Input values", "", "NumPy array (*.npy)")
@@ -150,6 +195,8 @@ class RunDialog(QDialog):
             warmup=self.warmup.value(),
             seed=self.seed.value(),
             symbol_default=self.symbols.value(),
+            engine=str(self.engine.currentData()),
+            optimization=str(self.optimization.currentData()),
         )
 
 

@@ -2,14 +2,19 @@
 
 The executor runs a snapshot of the graph in a worker thread. Each node's time reaches the
 canvas in batches (a few per second) so that the user watches the heat spread; at the end the
-medians are recorded as ``performance.time.cpu`` through the undo stack.
+medians are recorded as ``performance.time.cpu`` through the undo stack. An .onnx file can be
+run on onnxruntime instead: its per-node profile arrives at the end, recorded as
+``performance.time.onnxruntime``, and the Profile pane shows the last run's engine.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
@@ -26,8 +31,9 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
+from xocview.executor.onnxruntime_engine import TIME_KEYS, run_onnxruntime
 from xocview.model import Graph, edits
-from xocview.model.analyses.profile import TIME_KEY, subtree_sums, times_as_metadata
+from xocview.model.analyses.profile import subtree_sums, times_as_metadata
 from xocview.ui.actions import add_action
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
@@ -56,10 +62,11 @@ class RunSignals(QObject):
 
 
 class RunJob:
-    """One run of the executor on a snapshot of a document's graph (``run`` in a thread)."""
+    """One run of the executor on a snapshot of a document's graph (``run`` in a thread), or
+    of onnxruntime on the .onnx file at ``model_path`` that the graph was read from."""
 
-    def __init__(self, graph: Graph, options: RunOptions) -> None:
-        self.graph, self.options = graph, options
+    def __init__(self, graph: Graph, options: RunOptions, model_path: Path | None = None) -> None:
+        self.graph, self.options, self.model_path = graph, options, model_path
         self.cancelled = False
         self.signals = RunSignals()
         self._batch: list[tuple[str, float]] = []
@@ -72,21 +79,36 @@ class RunJob:
             self.signals.progress.emit(self._batch, done, total)
             self._batch, self._sent = [], now
 
-    def run(self) -> None:
+    def _passes(self, done: int, total: int) -> None:
+        self.signals.progress.emit([], done, total)
+
+    def _result(self) -> RunResult:
         o = self.options
-        try:
-            result = run(
+        common: dict[str, Any] = {
+            "repeat": o.repeat,
+            "warmup": o.warmup,
+            "seed": o.seed,
+            "symbol_default": o.symbol_default,
+            "shapes": dict(o.shapes),
+            "threads": o.threads,
+            "cancel": lambda: self.cancelled,
+        }
+        if o.engine == "onnxruntime":
+            if self.model_path is None:
+                raise XocviewError("onnxruntime runs .onnx files; this graph has none")
+            return run_onnxruntime(
                 self.graph,
+                self.model_path,
                 dict(o.feeds),
-                repeat=o.repeat,
-                warmup=o.warmup,
-                seed=o.seed,
-                symbol_default=o.symbol_default,
-                shapes=dict(o.shapes),
-                threads=o.threads,
-                on_progress=self._progress,
-                cancel=lambda: self.cancelled,
+                optimization=o.optimization,
+                on_pass=self._passes,
+                **common,
             )
+        return run(self.graph, dict(o.feeds), on_progress=self._progress, **common)
+
+    def run(self) -> None:
+        try:
+            result = self._result()
         except RunError as e:
             self.signals.failed.emit(str(e), e.partial)
             return
@@ -116,6 +138,10 @@ class RunController(QObject):
         self.job_doc: Document | None = None
         self.ask: AskRunOptions = ask_run_options  # replaced by tests: no modal dialog
         self.messages: list[str] = []
+        # the engine and optimization of each document's last run: what its Profile pane shows
+        self.engines: weakref.WeakKeyDictionary[Document, tuple[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.profile = ProfilePanel(window)
         self.profile.jumped.connect(focus_selection)
         self.dock = QDockWidget("Profile", window)
@@ -158,6 +184,10 @@ class RunController(QObject):
 
     def set_document(self, doc: Document | None) -> None:
         self.doc = doc
+        if doc is not None and doc in self.engines:
+            self.profile.set_engine(*self.engines[doc])
+        else:
+            self.profile.set_engine(None)
         self.profile.set_document(doc)
         for mode, act in self.colour_actions.items():
             act.setEnabled(doc is not None)
@@ -185,12 +215,13 @@ class RunController(QObject):
         options = self.ask(self.window, doc)
         if options is None:
             return None
-        job = RunJob(doc.graph.snapshot(), options)
+        job = RunJob(doc.graph.snapshot(), options, doc.path)
         job.signals.progress.connect(self._progress)
         job.signals.finished.connect(self._finished)
         job.signals.failed.connect(self._failed)
         self.job, self.job_doc = job, doc
-        doc.set_live_times(np.full(len(doc.graph.nodes), np.nan))
+        if options.engine == "xocview":  # onnxruntime's times come all at once, at the end
+            doc.set_live_times(np.full(len(doc.graph.nodes), np.nan))
         self._show_running(True)
         self.dock.show()
         self.dock.raise_()
@@ -214,10 +245,12 @@ class RunController(QObject):
 
     def _progress(self, batch: list[tuple[str, float]], done: int, total: int) -> None:
         doc = self.job_doc
-        if doc is None or doc.live_ms is None:
+        if doc is None:
             return
         self.bar.setRange(0, total)
         self.bar.setValue(done)
+        if doc.live_ms is None:  # onnxruntime: passes, not nodes
+            return
         own = doc.live_ms.copy()
         index = doc.graph.index
         for node_id, seconds in batch:  # the latest time of a node until the medians arrive
@@ -228,6 +261,9 @@ class RunController(QObject):
 
     def _done(self) -> Document | None:
         doc = self.job_doc
+        if doc is not None and self.job is not None:
+            options = self.job.options
+            self.engines[doc] = (options.engine, options.optimization)
         self.job, self.job_doc = None, None
         self._show_running(False)
         if doc is not None:
@@ -240,9 +276,15 @@ class RunController(QObject):
             return
         self._record(doc, result)
         state = "cancelled after" if result.cancelled else "timed"
+        engine, _ = self.engines.get(doc, ("xocview", ""))
+        where = (
+            "on onnxruntime (see the Profile pane)"
+            if engine == "onnxruntime"
+            else f"peak memory {result.peak_bytes / 2**20:.1f} MB"
+        )
         self.window.statusBar().showMessage(
             f"Run {state} {len(result.node_times):,} nodes: {format_ms(result.total_time * 1e3)} "
-            f"per pass, peak memory {result.peak_bytes / 2**20:.1f} MB",
+            f"per pass, {where}",
             10000,
         )
 
@@ -262,19 +304,24 @@ class RunController(QObject):
         box.open()
 
     def _record(self, doc: Document, result: RunResult) -> None:
-        """Store the medians in node metadata (one undo step) and show the profile."""
+        """Store the medians in node metadata under the engine's key (one undo step) and show
+        the profile. The canvas colours by the bundled executor's times: after an onnxruntime
+        run the colouring is left as it was, and the Profile pane shows onnxruntime's."""
         doc.last_run = result
+        engine, _ = self.engines.get(doc, ("xocview", ""))
         index = doc.graph.index
         times = {k: v for k, v in result.node_times.items() if index.has_node(k)}
         if times:
             perform(
                 doc,
                 edits.record_run,
-                TIME_KEY,
+                TIME_KEYS[engine],
                 times_as_metadata(times),
                 result.shapes,
-                f"record run times of {len(times):,} nodes",
+                f"record {'' if engine == 'xocview' else engine + ' '}run times of "
+                f"{len(times):,} nodes",
             )
-        doc.set_colour_by("time")
+        if engine == "xocview":
+            doc.set_colour_by("time")
         if doc is self.doc:
             self.set_document(doc)

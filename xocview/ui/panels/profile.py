@@ -1,12 +1,15 @@
 """The Profile pane: where the time goes, from the last run or the times a file stores.
 
 Slowest nodes (click one to select it), time per op type as bars, the total, peak memory of
-live tensors, and the run's outputs with their shapes and statistics.
+live tensors, and the run's outputs with their shapes and statistics. It shows one engine's
+times: the bundled executor's (``performance.time.cpu``) or, after an onnxruntime run or for a
+file that stores only those, onnxruntime's (``performance.time.onnxruntime``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
@@ -25,7 +28,9 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import shorten
 from xocview.executor import RunResult
+from xocview.executor.onnxruntime_engine import ORT_TIME_KEY
 from xocview.executor.result import UNSTEADY
+from xocview.model import Graph
 from xocview.model.analyses.profile import format_ms, own_times_ms, subgraph_holders
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
@@ -115,6 +120,8 @@ class ProfilePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.doc: Document | None = None
+        # the engine of the document's last run and its optimization level (None: no run yet)
+        self.engine: tuple[str, str] | None = None
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -144,6 +151,25 @@ class ProfilePanel(QWidget):
         self.doc = follow(self.doc, doc, "model_changed", self.refresh)
         self.refresh()
 
+    def set_engine(self, engine: str | None, optimization: str = "") -> None:
+        """Show the times of ``engine`` ("xocview" or "onnxruntime"), the last run's; None:
+        the bundled executor's where the graph has any, else onnxruntime's."""
+        self.engine = None if engine is None else (engine, optimization)
+
+    def _times(self, graph: Graph) -> tuple[np.ndarray, str]:
+        """Each node's own stored ms for the engine shown, and the words that name it: the
+        last run's engine, else whichever has times (the bundled executor's first)."""
+        engine = self.engine[0] if self.engine is not None else None
+        cpu = own_times_ms(graph)
+        if engine != "onnxruntime" and np.isfinite(cpu).any():
+            return cpu, ""
+        n = len(graph.nodes)
+        ort = np.fromiter((_stored_ms(nd.metadata, ORT_TIME_KEY) for nd in graph.nodes), float, n)
+        if not np.isfinite(ort).any():
+            return cpu, ""
+        level = self.engine[1] if self.engine is not None and engine == "onnxruntime" else ""
+        return ort, f"onnxruntime{f' (optimization {level})' if level else ''}: "
+
     def refresh(self) -> None:
         doc = self.doc
         self.nodes.setRowCount(0)
@@ -154,7 +180,7 @@ class ProfilePanel(QWidget):
             return
         graph, h = doc.graph, doc.hierarchy
         # what each node that runs took itself: leaves, and an If's or Loop's own share
-        times = own_times_ms(graph)
+        times, engine = self._times(graph)
         runs = ~h.is_group | subgraph_holders(graph, h)
         leaves = np.flatnonzero(runs & np.isfinite(times))
         run: RunResult | None = getattr(doc, "last_run", None)
@@ -162,20 +188,10 @@ class ProfilePanel(QWidget):
             self.summary.setText("No times yet: Run > Run Graph (F5) measures every node.")
             return
         total = float(times[leaves].sum())
-        text = f"Total {format_ms(total)} over {len(leaves):,} timed nodes"
-        if run is not None:
-            threads = f"{run.threads} thread" + ("s" if run.threads != 1 else "")
-            passes = f"median of {run.passes}, " if run.passes > 1 else ""
-            text += (
-                f"; one pass {format_ms(run.total_time * 1e3)} ({passes}{threads}); peak memory "
-                f"{run.peak_bytes / 2**20:.1f} MB (weights {run.weight_bytes / 2**20:.1f} MB)"
-            )
-            typical = run.typical_spread()
-            if typical is not None:
-                unsteady = len(run.unsteady(UNSTEADY))
-                text += f"; passes differ x{typical:.2f} typically"
-                if unsteady:
-                    text += f", {unsteady} nodes more than x{UNSTEADY}: times not steady"
+        text = f"{engine}Total {format_ms(total)} over {len(leaves):,} timed nodes"
+        last_ort = self.engine is not None and self.engine[0] == "onnxruntime"
+        if run is not None and bool(engine) == last_ort:  # the run whose times are shown
+            text += _run_text(run, last_ort)
         self.summary.setText(text + ".")
         self._fill_nodes(leaves, times, total)
         by_op: dict[str, float] = defaultdict(float)
@@ -228,3 +244,35 @@ class ProfilePanel(QWidget):
         self.doc.reveal(node)
         self.doc.select_node(node)
         self.jumped.emit()
+
+
+def _run_text(run: RunResult, onnxruntime: bool) -> str:
+    """What the summary says of the run whose times it shows: a pass, its threads, the peak
+    memory (the bundled executor's only) and how steady the passes were."""
+    threads = f"{run.threads} thread" + ("s" if run.threads != 1 else "")
+    passes = f"median of {run.passes}, " if run.passes > 1 else ""
+    text = f"; one pass {format_ms(run.total_time * 1e3)} ({passes}{threads})"
+    if not onnxruntime:
+        mb = 2**20
+        text += (
+            f"; peak memory {run.peak_bytes / mb:.1f} MB (weights {run.weight_bytes / mb:.1f} MB)"
+        )
+    typical = run.typical_spread()
+    if typical is not None:
+        unsteady = len(run.unsteady(UNSTEADY))
+        text += f"; passes differ x{typical:.2f} typically"
+        if unsteady:
+            text += f", {unsteady} nodes more than x{UNSTEADY}: times not steady"
+    return text
+
+
+def _stored_ms(metadata: Mapping[str, object], key: str) -> float:
+    """The number >= 0 under a dotted ``key`` of node metadata, NaN when there is none."""
+    value: object = metadata
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return float("nan")
+        value = value.get(part)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return float("nan")
+    return float(value)
