@@ -232,7 +232,7 @@ def _as_2d(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
     """x minus its maximum along ``axis``, the usual guard against exp overflowing."""
-    return np.asarray(np.subtract(x, np.max(x, axis=axis, keepdims=True)))
+    return np.asarray(np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True)))
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:

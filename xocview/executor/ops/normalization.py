@@ -153,9 +153,9 @@ def _standardise(
     """(x - mean) * inv_std over ``axes`` in ``dtype``: (normalised, mean, inv_std), keepdims.
 
     Sums by ufunc reductions (``.mean`` adds a Python layer per call) or, along the last
-    axis, by BLAS (row_sums); the variance of the last axis as a row-wise dot product (no
-    squared copy); the scaling in place: a transformer export has a LayerNormalization per
-    sub-layer on small tensors, where calls cost more than arithmetic.
+    axis, by BLAS (row_sums), the variance's too; the scaling in place: a transformer export
+    has a LayerNormalization per sub-layer on small tensors, where calls cost more than
+    arithmetic.
     """
     xs = x.astype(dtype, copy=False)
     count = dtype.type(1.0 / max(1, math.prod(x.shape[a] for a in axes)))
@@ -166,7 +166,7 @@ def _standardise(
     mean *= count
     centred = xs - mean
     if axes == (x.ndim - 1,) and x.ndim:
-        var = np.einsum("...i,...i->...", centred, centred)[..., None]
+        var = row_sums(np.square(centred))
     else:
         var = np.add.reduce(np.square(centred), axis=axes, keepdims=True, dtype=dtype)
     var *= count

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -51,11 +52,14 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keep: bool) -> np.ndarray:
 
     ONNX leaves the mean of an empty set undefined; onnxruntime gives 0, and so do we.
     """
-    count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
+    count = max(math.prod(x.shape[a] for a in axes), 1)
     total = _sum(x, axes, keep)
     if x.dtype.kind in "iu":
         q = total // count  # floor; step towards zero where a negative sum left a remainder
         return np.asarray(q + ((total < 0) & (total % count != 0)), dtype=x.dtype)
+    if total.ndim and total.dtype == x.dtype:  # a fresh array of the sums: divide in place
+        total /= x.dtype.type(count)
+        return total
     return np.asarray(total / x.dtype.type(count), dtype=x.dtype)
 
 

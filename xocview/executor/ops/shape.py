@@ -15,6 +15,8 @@ def as_ints(values: np.ndarray | Sequence[int] | None) -> list[int]:
     """An axes/shape input or attribute as Python ints (no int64 overflow in later arithmetic)."""
     if values is None:
         return []
+    if type(values) is list and all(type(v) is int for v in values):  # an attribute: as is
+        return list(values)
     return [int(v) for v in np.asarray(values).reshape(-1).tolist()]
 
 
