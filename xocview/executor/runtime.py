@@ -12,7 +12,7 @@ import numpy as np
 
 from xocview.errors import RunError
 from xocview.executor.arena import reused_memory
-from xocview.executor.bodies import Body
+from xocview.executor.bound_body import bind_bodies
 from xocview.executor.budget import address_space_limit, format_size, resolve_budget
 from xocview.executor.coverage import check_order, check_sources
 from xocview.executor.estimate import check_budget, estimate_peak
@@ -30,6 +30,7 @@ from xocview.executor.optional import Empty
 from xocview.executor.plan import Plan, Step, all_steps, make_plan
 from xocview.executor.result import RunResult
 from xocview.executor.threads import limited_threads, resolve_threads
+from xocview.executor.timings import Timings
 from xocview.executor.weight_shapes import (
     SHAPE_ARGUMENTS,
     infer_shape_argument,
@@ -119,19 +120,14 @@ class _Session:
         for step in everything:
             step.slots = [len(graph.tensors) if t is None else t for t in step.inputs]
             if step.bodies:
-                _bind_bodies(self, step)
+                bind_bodies(self, step)
         self.memory = LiveBytes()
         self.budget: int | None = None  # bytes the live tensors may take (None: no limit)
-        self.samples: list[list[float]] = [[] for _ in plan.steps]
-        # the first pass's seconds when it is a warm-up: what a run stopped in it can report
-        self.untimed: list[float | None] = [None] * len(plan.steps)
-        # body nodes: seconds summed over their calls in the current pass, then one per pass
-        self.body_pass: dict[str, float] = {}
-        self.body_samples: dict[str, list[float]] = {}
         self.checking = True  # the first pass (and folding): every check, memory counted
         # steps that run bodies, with their index among the timed steps (None inside a body)
         timed = {id(step): k for k, step in enumerate(plan.steps)}
-        self.holders = [(timed.get(id(step)), step) for step in everything if step.bodies]
+        holders = [(timed.get(id(step)), step) for step in everything if step.bodies]
+        self.timings = Timings(plan.steps, holders)
         self.warned: set[str] = set()
         self.needed = set(plan.outputs) | {
             t for step in everything for t in step.inputs if t is not None
@@ -212,38 +208,9 @@ class _Session:
             self.result.folded.append(step.node_id)
             for _, t in step.outputs:
                 self.result.weight_bytes += int(getattr(self.values[t], "nbytes", 0))
-        self.result.folded.extend(self.body_pass)  # the bodies of folded nodes ran once too
-        self.body_pass = {}
-
-    def split_fused(self, r: RunResult) -> None:
-        """A fused step's time shared by its nodes in proportion to their FLOPs."""
-        for step in self.plan.steps:
-            if not step.fused_with or step.node_id not in r.node_times:
-                continue
-            shares = getattr(step.kernel.fn, "shares", lambda: None)() if step.kernel else None
-            if not shares:
-                continue
-            seconds = r.node_times[step.node_id]
-            ids = [step.node_id, *(nid for nid, _ in step.fused_with)]
-            r.node_times.update(
-                (nid, seconds * share) for nid, share in zip(ids, shares, strict=True)
-            )
-            r.fused[step.node_id] = ids[1:]
-
-    def record_bodies(self) -> None:
-        """Keep this pass's body times. A holder's own time becomes its time less its bodies'
-        (the slicing, stacking and binding it does itself), so that a holder's subtree sums to
-        what it took and the times of all nodes add up to the pass."""
-        inclusive = self.body_pass
-        own = dict(inclusive)
-        for k, step in self.holders:
-            inner = sum(inclusive.get(s.node_id, 0.0) for b in step.bodies for s in b.steps)
-            if k is not None and self.samples[k]:
-                self.samples[k][-1] = max(0.0, self.samples[k][-1] - inner)
-            elif step.node_id in own:
-                own[step.node_id] = max(0.0, own[step.node_id] - inner)
-        for node_id, seconds in own.items():
-            self.body_samples.setdefault(node_id, []).append(seconds)
+        # the bodies of folded nodes ran once too
+        self.result.folded.extend(self.timings.body_pass)
+        self.timings.body_pass = {}
 
     def body_call(self, step: Step) -> None:
         """One step of a body, checked in the first pass; its seconds add to the pass's sum."""
@@ -267,7 +234,8 @@ class _Session:
                     values[t] = outs[k]
             for t in step.frees:
                 values[t] = None
-        self.body_pass[step.node_id] = self.body_pass.get(step.node_id, 0.0) + seconds
+        summed = self.timings.body_pass
+        summed[step.node_id] = summed.get(step.node_id, 0.0) + seconds
 
     def materialise(self, step: Step, args: list[Any]) -> None:
         """Random values for the step's inputs that still have none (shapes inferred)."""
@@ -338,7 +306,7 @@ class _Session:
         pass_times: list[float] = []
         for p in range(warmup + repeat):
             start = time.perf_counter()
-            self.body_pass = {}
+            self.timings.body_pass = {}
             if p == 0:
                 finished = self.first_pass(p >= warmup, progress, cancel, total)
                 self.checking = False
@@ -351,7 +319,7 @@ class _Session:
                 return self.finish(pass_times)
             if p >= warmup:
                 pass_times.append(time.perf_counter() - start)
-                self.record_bodies()
+                self.timings.record_bodies()
         return self.finish(pass_times)
 
     def first_pass(
@@ -363,9 +331,9 @@ class _Session:
                 return False
             seconds = self.call(step)
             if timed:
-                self.samples[s].append(seconds)
+                self.timings.samples[s].append(seconds)
             else:
-                self.untimed[s] = seconds
+                self.timings.untimed[s] = seconds
             if progress is not None:
                 progress(s + 1, total, step.node_id, seconds)
         return True
@@ -383,7 +351,7 @@ class _Session:
         Everything a kernel could trip over was met in the first pass, so this loop is kept to
         the few operations that the per-node overhead is made of.
         """
-        values, samples, perf = self.values, self.samples, time.perf_counter
+        values, samples, perf = self.values, self.timings.samples, time.perf_counter
         for s, step in enumerate(self.plan.steps):
             if cancel is not None and cancel():
                 return False
@@ -509,37 +477,7 @@ class _Session:
 
     def finish(self, pass_times: list[float] | None = None) -> RunResult:
         r = self.result
-        r.node_times = {
-            step.node_id: float(np.median(times))
-            for step, times in zip(self.plan.steps, self.samples, strict=True)
-            if times
-        }
-        if not r.node_times:  # stopped before a timed pass: the warm-up's times, said so
-            r.node_times = {
-                step.node_id: seconds
-                for step, seconds in zip(self.plan.steps, self.untimed, strict=True)
-                if seconds is not None
-            }
-        # a body node's time: summed over its holder's calls in a pass (a loop's iterations),
-        # the median over passes; the holder's own time leaves its bodies out
-        r.node_times.update(
-            (node_id, float(np.median(times))) for node_id, times in self.body_samples.items()
-        )
-        self.split_fused(r)
-        r.passes = max((len(times) for times in self.samples), default=0)
-        r.spread = {
-            step.node_id: _spread(times)
-            for step, times in zip(self.plan.steps, self.samples, strict=True)
-            if len(times) > 1
-        }
-        r.spread.update(
-            (node_id, _spread(times))
-            for node_id, times in self.body_samples.items()
-            if len(times) > 1
-        )
-        for step in self.plan.steps:
-            if step.fused_with and step.node_id in r.spread:
-                r.spread.update((nid, r.spread[step.node_id]) for nid, _ in step.fused_with)
+        self.timings.fill(r)
         r.peak_bytes = self.memory.peak
         r.total_time = float(np.median(pass_times)) if pass_times else sum(r.node_times.values())
         r.outputs = {
@@ -548,55 +486,6 @@ class _Session:
             if self.values[t] is not None
         }
         return r
-
-
-def _spread(times: list[float]) -> float:
-    """Slowest over fastest (a node too fast for the clock to see counts as steady)."""
-    low = min(times)
-    return max(times) / low if low > 0 else 1.0
-
-
-class _BoundBody:
-    """A planned body as its holder's kernel calls it: ``body(*values)`` binds the values to
-    the body's inputs, runs its steps in this session and returns its outputs' values."""
-
-    def __init__(self, session: _Session, body: Body) -> None:
-        self.session, self.body = session, body
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.body.inputs)
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.body.outputs)
-
-    def __call__(self, *inputs: Any) -> list[Any]:
-        body, session = self.body, self.session
-        if len(inputs) != len(body.inputs):
-            raise ValueError(
-                f"body {body.attribute!r} takes {len(body.inputs)} inputs; {len(inputs)} given"
-            )
-        values = session.values
-        for t, v in zip(body.inputs, inputs, strict=True):
-            values[t] = v
-        for step in body.steps:
-            session.body_call(step)
-        out = [values[t] for t in body.outputs]
-        for t in body.made:  # the holder stores what it keeps as its own outputs
-            if session.checking:
-                session.memory.drop(values[t])
-            values[t] = None
-        return out
-
-
-def _bind_bodies(session: _Session, step: Step) -> None:
-    """The step's planned bodies (keyword arguments of its kernel) as callables."""
-    for name, value in list(step.kwargs.items()):
-        if isinstance(value, Body):
-            step.kwargs[name] = _BoundBody(session, value)
-        elif isinstance(value, list) and value and all(isinstance(v, Body) for v in value):
-            step.kwargs[name] = [_BoundBody(session, v) for v in value]
 
 
 def _describe(value: Any) -> str:
