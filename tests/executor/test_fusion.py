@@ -233,3 +233,35 @@ def test_a_relu_after_a_sum_works_in_place_but_never_on_an_input(tmp_path: Path)
     g = load(path)
     alone = run(g, {"x1": x1, "x2": x2}, repeat=3)
     np.testing.assert_array_equal(alone.outputs["y"], np.maximum(x1 + x2, 0))
+
+
+@pytest.mark.parametrize("bounds", ["both", "min only", "max only", "opset 6"])
+def test_a_clip_after_a_conv_is_applied_in_place(tmp_path: Path, bounds: str) -> None:
+    """MobileNet's Conv -> Clip(0, 6), the bounds as inputs (one may be omitted) or, at
+    opset 6, as attributes."""
+    inits = [numpy_helper.from_array(f32(8, 4, 3, 3), "w")]
+    inits += [
+        numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "hi"),
+    ]
+    if bounds == "opset 6":
+        clip = helper.make_node("Clip", ["c"], ["y"], "clip", min=0.0, max=0.5)
+    else:
+        ins = {"both": ["c", "lo", "hi"], "min only": ["c", "lo"], "max only": ["c", "", "hi"]}
+        clip = helper.make_node("Clip", ins[bounds], ["y"], "clip")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], "conv", pads=[1, 1, 1, 1]), clip]
+    path = _model(tmp_path, nodes, inits, {"x": [1, 4, 9, 9]})
+    if bounds == "opset 6":
+        model = onnx.load(path)
+        model.opset_import[0].version = 6
+        model.ir_version = 3
+        model.graph.ClearField("initializer")
+        model.graph.initializer.append(inits[0])
+        onnx.save(model, path)
+    result = _same_as_unfused_and_onnxruntime(path, {"x": f32(1, 4, 9, 9)})
+    assert result.fused == {"conv": ["clip"]}
+    y = result.outputs["y"]
+    if bounds != "max only":
+        assert y.min() >= 0
+    if bounds != "min only":
+        assert y.max() <= 0.5

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from timing import median_time  # tests/perf/, beside us
+from timing import back_to_back  # tests/perf/, beside us
 
 from xocview.executor import run
 from xocview.formats import load
@@ -130,10 +130,24 @@ def compare(
         opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
     session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-    session.run(None, feeds)
-    theirs = median_time(lambda: session.run(None, feeds), repeat)
-    ours = run(load(path), feeds, repeat=repeat, warmup=1, threads=threads).total_time
-    return ours, theirs
+    return bracketed(lambda: session.run(None, feeds), load(path), feeds, repeat, threads)
+
+
+def bracketed(
+    theirs: Callable[[], object],
+    graph: Any,
+    feeds: dict[str, np.ndarray],
+    repeat: int,
+    threads: int,
+) -> tuple[float, float]:
+    """(xocview, onnxruntime) median seconds per pass: onnxruntime's passes back to back
+    before and after ours (both warmed up, the collector paused on both sides), so that a
+    drift in the machine's speed falls on both."""
+    theirs()
+    before = back_to_back(theirs, repeat)
+    ours = run(graph, feeds, repeat=repeat, warmup=1, threads=threads).total_time
+    after = back_to_back(theirs, repeat)
+    return ours, statistics.median(before + after)
 
 
 def torch_section(
@@ -279,10 +293,12 @@ def main() -> None:
         graph = load(path)
         session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         session.run(None, feeds)  # warm up
-        theirs = median_time(lambda s=session, f=feeds: s.run(None, f), ns.repeat)
         # a pass of the node loop, as onnxruntime's run() is a pass of its session: preparing
         # the plan and reading the weights are left out on both sides
+        before = back_to_back(lambda s=session, f=feeds: s.run(None, f), ns.repeat)
         result = run(graph, feeds, repeat=ns.repeat, warmup=1, threads=ns.threads)
+        after = back_to_back(lambda s=session, f=feeds: s.run(None, f), ns.repeat)
+        theirs = statistics.median(before + after)
         ours = result.total_time
         inside = sum(result.node_times.values())
         overhead = max(0.0, 1 - inside / result.total_time) if result.total_time else 0.0

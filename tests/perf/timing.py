@@ -7,7 +7,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-__all__ = ["median_time", "paired_times"]
+__all__ = ["back_to_back", "median_time", "paired_times"]
 
 
 def _timed(func: Callable[[], object]) -> float:
@@ -43,3 +43,22 @@ def paired_times(
         second.append(_timed(ours))
     ratios = [b / a for a, b in zip(first, second, strict=True)]
     return statistics.median(first), statistics.median(second), statistics.median(ratios)
+
+
+def back_to_back(func: Callable[[], object], repeat: int) -> list[float]:
+    """Wall times of ``repeat`` calls in a row, the collector paused: how an inference runtime
+    is timed pass after pass (and how the executor times its own passes). A collection
+    between calls (``median_time``) evicts the caches and slows a sub-millisecond model by
+    several times."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            func()
+            times.append(time.perf_counter() - start)
+        return times
+    finally:
+        if collecting:
+            gc.enable()

@@ -1,10 +1,10 @@
 """Chains of nodes run as one step, as inference runtimes run them.
 
-- **Conv -> per-channel affine ops -> Relu**: a BatchNormalization, or a Mul, Add, Sub or Div
-  by a per-channel constant, after a Conv is an affine map of each output channel; folded
+- **Conv -> per-channel affine ops -> Relu or Clip**: a BatchNormalization, or a Mul, Add,
+  Sub or Div by a per-channel constant, after a Conv is an affine map of each output channel; folded
   into the Conv's weights and bias (once: the weights stay the same between passes) it costs
-  nothing, where run on its own it reads and writes the whole activation again. A Relu after
-  them is applied in place on the Conv's fresh output.
+  nothing, where run on its own it reads and writes the whole activation again. A Relu or a
+  Clip (MobileNet's Relu6) after them is applied in place on the Conv's fresh output.
 - **affine ops -> Relu without a Conv** (DenseNet's BatchNormalization -> Mul -> Add -> Relu
   after a Concat): one multiply-add per element and the Relu in place.
 - **a fresh result -> Relu** (the residual Sum of a ResNet block): the Relu in place.
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xocview.executor.ops.activation import clip_bounds
 from xocview.executor.registry import Kernel
 from xocview.model import Graph
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Chain", "Link", "fuse_chains"]
 
 _AFFINE = ("BatchNormalization", "Mul", "Add", "Sub", "Div")
+_FLOAT32_MAX = 3.4028234663852886e38  # Clip-6's default bounds
 # ops whose kernels return a new array: a Relu after them may work in place
 _FRESH = ("Add", "Sub", "Mul", "Div", "Sum", "Concat", "MatMul", "Gemm", "BatchNormalization")
 
@@ -59,7 +61,8 @@ class Link:
 class Chain:
     """The kernel of a fused chain. ``head`` is the first node's kernel (None when the first
     node is itself an affine link); ``conv`` says the head is a Conv whose weights take the
-    affine links; ``relu`` that a Relu ends the chain."""
+    affine links; ``tail`` the Relu or Clip that ends the chain, if one does (applied in place
+    where the array is the chain's own)."""
 
     def __init__(
         self,
@@ -68,10 +71,10 @@ class Chain:
         head_inputs: int,
         conv: bool,
         links: list[Link],
-        relu: bool,
+        tail: Link | None,
     ) -> None:
         self.head, self.head_kwargs, self.head_inputs = head, head_kwargs, head_inputs
-        self.conv, self.links, self.relu = conv, links, relu
+        self.conv, self.links, self.tail = conv, links, tail
         # the fold of the last call: identities of the arrays it was made from, then the
         # per-channel (a, c) (None: not per-channel) and, after a Conv, the scaled weights
         self._key: tuple[int, ...] | None = None
@@ -87,14 +90,30 @@ class Chain:
             y = self._affine(head_args[0], params)
         else:
             y = self.head(*head_args, **self.head_kwargs)
-        if self.relu:
-            if isinstance(y, np.ndarray) and y.dtype.kind == "f" and _fresh(y, args):
-                np.maximum(y, 0, out=y)
-            else:  # not ours to overwrite (a view of an input or a constant)
-                y = np.maximum(y, 0)
+        if self.tail is not None:
+            y = self._clip(y, params[len(params) - self.tail.params :], args)
         if self.flops is None:
             self._count(head_args, y)
         return y
+
+    def _clip(self, y: Any, bounds: Sequence[Any], args: Sequence[Any]) -> Any:
+        """The Relu (between 0 and inf) or Clip that ends the chain, by numpy's two-sided clip
+        (3x faster than maximum), in place on an array the chain made."""
+        tail = self.tail
+        assert tail is not None
+        if not (isinstance(y, np.ndarray) and y.dtype.kind == "f"):
+            return tail.apply(y, bounds)
+        if tail.op_type == "Relu":
+            low, high = y.dtype.type(0), y.dtype.type(np.inf)
+        elif tail.params:  # Clip-11 on: bounds as inputs
+            low, high = clip_bounds(y.dtype, *bounds)
+        else:  # Clip-6: attributes
+            low, high = clip_bounds(
+                y.dtype, tail.kwargs.get("min", -_FLOAT32_MAX), tail.kwargs.get("max", _FLOAT32_MAX)
+            )
+        if _fresh(y, args):
+            return np.clip(y, low, high, out=y)
+        return np.clip(y, low, high)  # not ours to overwrite (a view of an input or constant)
 
     def _conv(self, head_args: Sequence[Any], params: Sequence[Any]) -> Any:
         x, w, b = head_args
@@ -149,7 +168,7 @@ class Chain:
         elif self.head is not None:
             flops.append(size * max(1, self.head_inputs - 1))
         flops += [(2.0 if k.op_type == "BatchNormalization" else 1.0) * size for k in self.links]
-        if self.relu:
+        if self.tail is not None:
             flops.append(size)
         self.flops = flops
 
@@ -256,21 +275,14 @@ def fuse_chains(
                 links.append(follower)
                 out = nxt.outputs[0][1]
                 nxt = next_step(out)
-        relu = (
-            nxt is not None
-            and id(nxt) not in gone
-            and nxt.op_type == "Relu"
-            and nxt.kernel is not None
-            and nxt.inputs[:1] == [out]
-            and len(nxt.outputs) == 1
-        )
-        if relu:
+        tail = None if nxt is None or id(nxt) in gone else _tail(nxt, out, constant)
+        if tail is not None:
             assert nxt is not None
             chain.append(nxt)
             out = nxt.outputs[0][1]
         if len(chain) == 1:
             continue
-        replaced[k] = _fused_step(step, chain, kind, links, relu, out)
+        replaced[k] = _fused_step(step, chain, kind, links, tail, out)
         gone.update(id(s) for s in chain[1:])
     if not replaced:
         return steps
@@ -321,8 +333,20 @@ def _link(step: Step, t: int, constant: np.ndarray) -> Link | None:
     return Link(step.op_type, step.kernel.fn, dict(step.kwargs), len(others), position)
 
 
+def _tail(step: Step, t: int, constant: np.ndarray) -> Link | None:
+    """``step`` as the Relu or Clip (opset 6 on, constant bounds) that ends a chain at ``t``."""
+    if step.op_type not in ("Relu", "Clip") or step.kernel is None or len(step.outputs) != 1:
+        return None
+    if step.inputs[:1] != [t] or (step.op_type == "Clip" and step.kernel.since < 6):
+        return None
+    bounds = step.inputs[1:]
+    if not all(u is None or constant[u] for u in bounds):
+        return None
+    return Link(step.op_type, step.kernel.fn, dict(step.kwargs), len(bounds), 0)
+
+
 def _fused_step(
-    step: Step, chain: list[Step], kind: str, links: list[Link], relu: bool, out: int
+    step: Step, chain: list[Step], kind: str, links: list[Link], tail: Link | None, out: int
 ) -> Step:
     """The step that runs ``chain``: the head's inputs, then each link's constants."""
     assert step.kernel is not None
@@ -337,13 +361,15 @@ def _fused_step(
     link_steps = chain[1:] if kind != "affine" else chain
     for s, link in zip(link_steps, links, strict=False):
         ins += [u for k, u in enumerate(s.inputs) if k != link.position]
+    if tail is not None:
+        ins += chain[-1].inputs[1:]
     fn = Chain(
         step.kernel.fn if kind != "affine" else None,
         dict(step.kwargs),
         len(head_in),
         kind == "conv",
         links,
-        relu,
+        tail,
     )
     kernel = Kernel("+".join(s.op_type for s in chain), 0, fn, False)
     return dataclasses.replace(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from xocview.executor.registry import kernel
 
 @kernel("Relu", since=1)
 def relu(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    """NaN stays NaN, as in onnxruntime."""
+    """NaN stays NaN, as in onnxruntime. Floats through clip between 0 and inf: numpy's
+    two-sided clip loop runs about 3x faster than maximum."""
+    if x.dtype.kind == "f":
+        return np.clip(x, x.dtype.type(0), x.dtype.type(np.inf))
     return np.asarray(np.maximum(x, 0))
 
 
@@ -169,6 +173,8 @@ def thresholded_relu(x: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
 
 def _clip(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> np.ndarray:
     """max(x, low) then min(., high): with low > high everything becomes high; NaN stays."""
+    if low is not None and high is not None:
+        return np.clip(x, low, high)  # the same, in numpy's faster two-sided loop
     out = x
     if low is not None:
         out = np.asarray(np.maximum(out, low))
@@ -216,12 +222,21 @@ def clip(
 ) -> np.ndarray:
     """Opset 11 on: bounds are optional scalar inputs; an absent one is the dtype's limit, so
     float infinities become the largest finite value (as onnxruntime does)."""
-    low, high = _bound(min, x.dtype), _bound(max, x.dtype)
-    if x.dtype.kind == "f":
-        top = np.finfo(x.dtype).max
-        low = -top if low is None else low
-        high = top if high is None else high
-    return _clip(x, low, high)
+    return _clip(x, *clip_bounds(x.dtype, min, max))
+
+
+def clip_bounds(
+    dtype: np.dtype, low: Any = None, high: Any = None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Clip-11's bounds as 0-d arrays of ``dtype``: an absent one is a float type's limit
+    (so float infinities become the largest finite value, as onnxruntime does), none for
+    integers."""
+    lo, hi = _bound(low, dtype), _bound(high, dtype)
+    if dtype.kind == "f":
+        top = np.finfo(dtype).max
+        lo = np.asarray(-top, dtype) if lo is None else lo
+        hi = np.asarray(top, dtype) if hi is None else hi
+    return lo, hi
 
 
 def _as_2d(x: np.ndarray, axis: int) -> np.ndarray:
