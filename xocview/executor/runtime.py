@@ -124,6 +124,7 @@ class _Session:
         self.memory = LiveBytes()
         self.budget: int | None = None  # bytes the live tensors may take (None: no limit)
         self.checking = True  # the first pass (and folding): every check, memory counted
+        self.fast: list[tuple[Any, ...]] | None = None  # the later passes' view of the steps
         # steps that run bodies, with their index among the timed steps (None inside a body)
         timed = {id(step): k for k, step in enumerate(plan.steps)}
         holders = [(timed.get(id(step)), step) for step in everything if step.bodies]
@@ -351,31 +352,56 @@ class _Session:
         Everything a kernel could trip over was met in the first pass, so this loop is kept to
         the few operations that the per-node overhead is made of.
         """
-        values, samples, perf = self.values, self.timings.samples, time.perf_counter
-        for s, step in enumerate(self.plan.steps):
+        values, perf = self.values, time.perf_counter
+        if self.fast is None:
+            self.fast = self.fast_steps()
+        for s, (step, slots, kernel, kwargs, single, frees, taken) in enumerate(self.fast):
             if cancel is not None and cancel():
                 return False
-            args = [values[t] for t in step.slots]
-            kernel = step.kernel.fn if step.direct else step.kernel.call  # type: ignore[union-attr]
+            args = [values[t] for t in slots]
             start = perf()
             try:
-                out = kernel(*args, **step.kwargs)
+                out = kernel(*args, **kwargs) if kwargs else kernel(*args)
             except Exception as e:  # e.g. a kernel that fails on some data only
                 raise self.error(step, args, f"{type(e).__name__}: {e}") from e
             seconds = perf() - start
-            if type(out) is tuple:
-                for k, t in step.outputs:
-                    if k < len(out):
-                        values[t] = out[k]
+            if type(out) is not tuple and single >= 0:
+                values[single] = out
             else:
-                values[step.outputs[0][1]] = out
-            for t in step.frees:
+                outs = out if type(out) is tuple else (out,)
+                for k, t in step.outputs:
+                    if k < len(outs):
+                        values[t] = outs[k]
+            for t in frees:
                 values[t] = None
             if timed:
-                samples[s].append(seconds)
+                taken.append(seconds)
             if progress is not None:
                 progress(done + s + 1, total, step.node_id, seconds)
         return True
+
+    def fast_steps(self) -> list[tuple[Any, ...]]:
+        """Per step what the later passes' loop reads, looked up once: the step, its input
+        slots, the callable (the kernel itself when no input is narrow), its keyword arguments
+        (None when it has none), its one output's slot (-1 when it has several), its frees and
+        its list of timed samples."""
+        fast = []
+        for step, taken in zip(self.plan.steps, self.timings.samples, strict=True):
+            assert step.kernel is not None
+            kernel = step.kernel.fn if step.direct else step.kernel.call
+            single = step.outputs[0][1] if [k for k, _ in step.outputs] == [0] else -1
+            fast.append(
+                (
+                    step,
+                    tuple(step.slots),
+                    kernel,
+                    step.kwargs or None,
+                    single,
+                    tuple(step.frees),
+                    taken,
+                )
+            )
+        return fast
 
     def call(self, step: Step) -> float:
         """Run one step with every check (the first pass, and folded steps); returns its
