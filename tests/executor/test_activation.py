@@ -253,3 +253,31 @@ def test_hardmax_float64_and_ties() -> None:
     x = rand((3, 4), "float64")
     (got,) = ours("Hardmax", [x])
     np.testing.assert_array_equal(got, (x == x.max(axis=-1, keepdims=True)).astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    "case", ["plain", "wide spread", "masked -1e4", "masked -inf", "near overflow", "far below"]
+)
+@pytest.mark.parametrize("row", [16, 300])
+def test_softmax_of_short_and_long_rows_matches_float64(case: str, row: int) -> None:
+    """Short rows may share one shift for the whole tensor; the result must not tell."""
+    from xocview.executor.ops.activation import log_softmax, softmax
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 8, row)).astype(np.float32)
+    if case == "wide spread":
+        x *= 30
+    elif case.startswith("masked"):
+        x[rng.random(x.shape) < 0.3] = -1e4 if case.endswith("1e4") else -np.inf
+    elif case == "near overflow":
+        x = x * 5 + 85
+    elif case == "far below":
+        x = x * 5 - 300
+    wide = x.astype(np.float64)
+    shifted = wide - wide.max(-1, keepdims=True)
+    e = np.exp(shifted)
+    expected = e / e.sum(-1, keepdims=True)
+    np.testing.assert_allclose(softmax(x), expected, rtol=2e-6, atol=1e-7)
+    if np.isfinite(x).all():
+        logs = shifted - np.log(e.sum(-1, keepdims=True))
+        np.testing.assert_allclose(log_softmax(x), logs, rtol=1e-5, atol=1e-4)

@@ -259,8 +259,27 @@ def _as_2d(x: np.ndarray, axis: int) -> np.ndarray:
     return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
 
 
+# Rows up to this long are shifted by one bound for the whole tensor where that is safe: numpy
+# reduces each short row in a call of its own (128 rows of 16: 7.7 us for their maxima).
+_SHORT_ROWS = 128
+# exp of a value this far below the shift is still a normal float32 (e^-87 is its smallest):
+# no row can underflow to a zero sum, and nothing above the shift can overflow. (float16's
+# normal range ends at e^-9.7: it keeps the per-row maximum.)
+_SAFE_SPREAD = 80.0
+_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
-    """x minus its maximum along ``axis``, the usual guard against exp overflowing."""
+    """x minus its maximum along ``axis``, the usual guard against exp overflowing.
+
+    With short rows of floats whose values all lie within _SAFE_SPREAD of each other, the
+    tensor's maximum serves every row: the same softmax, exactly as well conditioned, without
+    a reduction per row. Masked scores (-inf, -1e4) or NaN take the per-row maximum.
+    """
+    if x.dtype in _WIDE_FLOATS and x.shape[axis] <= _SHORT_ROWS and x.size:
+        top, bottom = np.maximum.reduce(x, axis=None), np.minimum.reduce(x, axis=None)
+        if top - bottom <= _SAFE_SPREAD:  # False for NaN and infinities
+            return np.subtract(x, top)
     return np.asarray(np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True)))
 
 

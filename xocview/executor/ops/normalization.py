@@ -158,18 +158,18 @@ def _standardise(
     arithmetic.
     """
     xs = x.astype(dtype, copy=False)
-    count = dtype.type(1.0 / max(1, math.prod(x.shape[a] for a in axes)))
+    n = max(1, math.prod(x.shape[a] for a in axes))
     if axes == (x.ndim - 1,):
-        mean = row_sums(xs)
+        mean = row_sums(xs, weight=1.0 / n)
+        centred = xs - mean
+        var = row_sums(np.square(centred), weight=1.0 / n)
     else:
+        count = dtype.type(1.0 / n)
         mean = np.add.reduce(xs, axis=axes, keepdims=True, dtype=dtype)
-    mean *= count
-    centred = xs - mean
-    if axes == (x.ndim - 1,) and x.ndim:
-        var = row_sums(np.square(centred))
-    else:
+        mean *= count
+        centred = xs - mean
         var = np.add.reduce(np.square(centred), axis=axes, keepdims=True, dtype=dtype)
-    var *= count
+        var *= count
     var += dtype.type(epsilon)
     inv = np.sqrt(var, out=var)
     np.reciprocal(inv, out=inv)
@@ -193,7 +193,7 @@ def layer_normalization(
     axes = tuple(range(start, x.ndim))
     stash = _stash(stash_type)
     norm, mean, inv = _standardise(x, axes, epsilon, np.promote_types(x.dtype, stash))
-    if norm.dtype == np.result_type(norm, scale):  # scale in place on the fresh array
+    if norm.dtype == scale.dtype or norm.dtype == np.result_type(norm, scale):  # in place
         norm *= scale
         y = norm.astype(x.dtype, copy=False)
     else:

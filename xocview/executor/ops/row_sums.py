@@ -18,15 +18,19 @@ _BLAS_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @functools.lru_cache(maxsize=64)
-def _ones(n: int, dtype: np.dtype) -> np.ndarray:
-    ones = np.ones(n, dtype)
-    ones.flags.writeable = False
-    return ones
+def _filled(n: int, dtype: np.dtype, weight: float) -> np.ndarray:
+    vector = np.full(n, weight, dtype)
+    vector.flags.writeable = False
+    return vector
 
 
-def row_sums(x: np.ndarray, keepdims: bool = True) -> np.ndarray:
-    """The sum over the last axis, in x's dtype (float32/float64 by BLAS, others by numpy)."""
+def row_sums(x: np.ndarray, keepdims: bool = True, weight: float = 1.0) -> np.ndarray:
+    """The sum over the last axis times ``weight`` (1 / n: the mean), in x's dtype (float32
+    and float64 by BLAS, others by numpy)."""
     if x.dtype not in _BLAS_TYPES or x.ndim == 0 or x.size == 0:
-        return np.asarray(np.sum(x, axis=-1, keepdims=keepdims, dtype=x.dtype))
-    sums = np.matmul(x, _ones(x.shape[-1], x.dtype))
+        sums = np.asarray(np.sum(x, axis=-1, keepdims=keepdims, dtype=x.dtype))
+        if weight != 1.0:
+            sums = np.asarray(sums * weight, dtype=x.dtype)
+        return sums
+    sums = np.matmul(x, _filled(x.shape[-1], x.dtype, weight))
     return sums[..., None] if keepdims else sums
