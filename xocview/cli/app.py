@@ -117,7 +117,14 @@ def _parser() -> argparse.ArgumentParser:
     add_render_parser(add("render", cmd_render, "draw a graph to PNG or SVG without a window"))
     add_check_parser(add("check", cmd_check, "validate a graph; exit 1 on any error"))
     add_edit_parser(add("edit", cmd_edit, "apply edits to a graph and save it as XOC JSON"))
-    add_run_parser(add("run", cmd_run, "run a graph on the bundled CPU executor and time it"))
+    run = add("run", cmd_run, "run a graph and time every node")
+    run.description = (
+        "Run a graph and time every node: on the bundled CPU executor, or with --engine "
+        "onnxruntime an .onnx file on onnxruntime (an optional dependency: pip install "
+        "onnxruntime). Each node's time is its median over the --repeat passes, with the "
+        "spread between passes reported; --threads sets the threads either engine uses."
+    )
+    add_run_parser(run)
     return p
 
 

@@ -16,8 +16,6 @@ from xocview.executor import RunResult, run
 from xocview.executor.budget import parse_size
 from xocview.executor.onnxruntime_engine import (
     OPTIMIZATIONS,
-    ORT_TIME_KEY,
-    TIME_KEYS,
     missing_onnxruntime,
     run_onnxruntime,
 )
@@ -27,7 +25,7 @@ from xocview.formats import registry
 from xocview.formats.atomic import write_text_atomic
 from xocview.formats.source import Source
 from xocview.model import Graph, edits
-from xocview.model.analyses.profile import TIME_KEY, times_as_metadata
+from xocview.model.analyses.profile import ORT_TIME_KEY, TIME_KEY, TIME_KEYS, times_as_metadata
 from xocview.model.analyses.summary import parse_shape
 
 __all__ = ["add_run_parser", "cmd_run"]

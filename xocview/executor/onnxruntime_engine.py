@@ -31,23 +31,16 @@ from xocview.executor.ort_profile import read_profile as read_ort_profile
 from xocview.executor.result import RunResult
 from xocview.executor.threads import resolve_threads
 from xocview.model import Graph
-from xocview.model.analyses.profile import TIME_KEY
 from xocview.model.dtypes import canonical_dtype
 
 __all__ = [
     "OPTIMIZATIONS",
-    "ORT_TIME_KEY",
-    "TIME_KEYS",
     "input_values",
     "missing_onnxruntime",
     "onnxruntime_available",
     "run_onnxruntime",
 ]
 
-# Where a graph keeps onnxruntime's times (ms), beside the bundled executor's
-# performance.time.cpu: both heat maps can live on one graph.
-ORT_TIME_KEY = "performance.time.onnxruntime"
-TIME_KEYS = {"xocview": TIME_KEY, "onnxruntime": ORT_TIME_KEY}  # by engine
 # onnxruntime's graph optimization levels; "all" is what deployments run.
 OPTIMIZATIONS = ("all", "extended", "basic", "none")
 _LEVELS = {

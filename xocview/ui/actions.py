@@ -45,6 +45,7 @@ class Menus:
     recent: QMenu  # Open Recent, filled by RecentFiles
     run: QMenu  # filled by the RunController
     weights: QAction  # View > Weights as Nodes
+    time_from: QMenu  # View > Time From: filled by the RunController with the timed engines
 
 
 def add_action(
@@ -76,14 +77,14 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
     mb = window.menuBar()
     recent = _file_menu(window, host, mb.addMenu("&File"))
     _edit_menu(window, host, mb.addMenu("&Edit"))
-    weights = _view_menu(window, host, mb.addMenu("&View"))
+    weights, time_from = _view_menu(window, host, mb.addMenu("&View"))
     run = mb.addMenu("&Run")
     h = mb.addMenu("&Help")
     add_action(
         window, h, "&Keyboard Shortcuts", host.show_shortcuts, QKeySequence.StandardKey.HelpContents
     )
     add_action(window, h, "&About xocview", host.show_about)
-    return Menus(recent, run, weights)
+    return Menus(recent, run, weights, time_from)
 
 
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
@@ -122,7 +123,7 @@ def _edit_menu(window: QMainWindow, host: MenuHost, e: QMenu) -> None:
     e.addAction(redo)
 
 
-def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> QAction:
+def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, QMenu]:
     add_action(window, v, "&Find...", host.show_search, QKeySequence.StandardKey.Find)
     v.addSeparator()
     add_action(
@@ -183,6 +184,8 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> QAction:
         checkable=True,
     )
     weights.setChecked(False)  # weights folded into their consumers, as Netron draws them
+    time_from = v.addMenu("&Time From")  # shown when a graph has times of two engines or more
+    time_from.menuAction().setVisible(False)
     v.addSeparator()
     themes = QActionGroup(window)
     for name, key in (
@@ -200,4 +203,4 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> QAction:
         )
         themes.addAction(act)
         act.setChecked(name == host.theme_choice)
-    return weights
+    return weights, time_from

@@ -15,7 +15,14 @@ from xocview.errors import shorten, shorten_message
 from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
-from xocview.model.analyses.profile import node_flops, node_parameters, node_times_ms
+from xocview.model.analyses.profile import (
+    CPU,
+    engine_label,
+    node_flops,
+    node_parameters,
+    node_times_ms,
+    time_sources,
+)
 from xocview.model.boxes import box_weights
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.heat import HeatLevels, heat_levels
@@ -169,7 +176,11 @@ class Document(QObject):
         self.last_run: RunResult | None = None  # what the last run measured (Profile pane)
         self.live_ms: np.ndarray | None = None  # times measured so far by a running run
         self._values: tuple[str, np.ndarray] | None = None
-        self._times: tuple[int, np.ndarray] | None = None
+        # the engine whose stored times the heat shows: performance.time.<time_engine>
+        self.time_engine = CPU
+        self._edits = 0  # edits applied or undone (what the stored times may have changed)
+        self._sources: tuple[int, list[str]] | None = None
+        self._times: tuple[tuple[int, str], np.ndarray] | None = None
         self._heat: tuple[tuple[int, str, bool, int], HeatLevels] | None = None
         self._heat_version = 0
         self.heat_log = True
@@ -209,6 +220,7 @@ class Document(QObject):
         g.invalidate()
         self.hierarchy = Hierarchy(g)
         self._values = None
+        self._edits += 1
         self._heat_version += 1
         self.selected_node = self.selected_tensor = -1
         self.also_selected = []
@@ -246,11 +258,47 @@ class Document(QObject):
         return self._values[1]
 
     def times_ms(self) -> np.ndarray:
-        """Stored ``performance.time.cpu`` per node position (groups: sums), computed once per
-        state of the graph."""
-        if self._times is None or self._times[0] != self._heat_version:
-            self._times = (self._heat_version, node_times_ms(self.graph, self.hierarchy))
+        """Stored ``performance.time.<engine>`` per node position (groups: sums) of the engine
+        shown (``shown_time_engine``), computed once per state of the graph and engine."""
+        engine = self.shown_time_engine()
+        key = (self._heat_version, engine)
+        if self._times is None or self._times[0] != key:
+            self._times = (key, node_times_ms(self.graph, self.hierarchy, engine))
         return self._times[1]
+
+    def time_sources(self) -> list[str]:
+        """The engines whose times the graph stores ("cpu" first), once per state of the graph."""
+        if self._sources is None or self._sources[0] != self._edits:
+            self._sources = (self._edits, time_sources(self.graph))
+        return self._sources[1]
+
+    def shown_time_engine(self) -> str:
+        """The engine whose times the heat and the Profile pane show: ``time_engine`` when the
+        graph has its times, else the first engine that has some (an undo took the chosen
+        engine's times away, or a file stores only onnxruntime's); a redo brings it back."""
+        sources = self.time_sources()
+        if self.time_engine in sources or not sources:
+            return self.time_engine
+        return sources[0]
+
+    def time_label(self, engine: str | None = None) -> str:
+        """``engine``'s times as the user reads their source ("xocview", "onnxruntime"), or ""
+        when it goes without saying: they are the bundled executor's and the graph stores no
+        other engine's. Without ``engine``, those the heat shows (a running run's own)."""
+        if engine is None:
+            engine = CPU if self.live_ms is not None else self.shown_time_engine()
+        if engine == CPU and set(self.time_sources()) <= {CPU}:
+            return ""
+        return engine_label(engine)
+
+    def set_time_engine(self, engine: str) -> None:
+        """Show the times stored as ``performance.time.<engine>`` ("cpu": the bundled
+        executor's, "onnxruntime", ...)."""
+        if not engine or "." in engine:
+            raise ValueError(f"not a time engine: {engine!r}")
+        self.time_engine = engine
+        self._heat_version += 1
+        self.heat_changed.emit()
 
     def heat(self) -> HeatLevels | None:
         """Colour levels of the current drawing's items, or None when colouring by category."""
@@ -259,7 +307,8 @@ class Document(QObject):
             return None
         key = (id(self.drawing), self.colour_by, self.heat_log, self._heat_version)
         if self._heat is None or self._heat[0] != key:
-            self._heat = (key, heat_levels(self.drawing, values, self.heat_log))
+            label = self.time_label() if self.colour_by == "time" else ""
+            self._heat = (key, heat_levels(self.drawing, values, self.heat_log, label))
         return self._heat[1]
 
     @property

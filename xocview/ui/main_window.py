@@ -115,7 +115,9 @@ class MainWindow(QMainWindow):
         self._set_busy(False)
         self.menus = make_menus(self, self)
         self.recent_files = RecentFiles(self, self.settings, self.menus.recent, self.open_path)
-        self.runner = RunController(self, self.menus.run, lambda: self.view_do("focus_selection"))
+        self.runner = RunController(
+            self, self.menus.run, lambda: self.view_do("focus_selection"), self.menus.time_from
+        )
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)

@@ -4,7 +4,8 @@ The executor runs a snapshot of the graph in a worker thread. Each node's time r
 canvas in batches (a few per second) so that the user watches the heat spread; at the end the
 medians are recorded as ``performance.time.cpu`` through the undo stack. An .onnx file can be
 run on onnxruntime instead: its per-node profile arrives at the end, recorded as
-``performance.time.onnxruntime``, and the Profile pane shows the last run's engine.
+``performance.time.onnxruntime``. After a run the canvas and the Profile pane show the run's
+engine; View > Time From switches between the engines whose times the graph stores.
 """
 
 from __future__ import annotations
@@ -31,12 +32,20 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import RunError, XocviewError
 from xocview.executor import RunResult, run
-from xocview.executor.onnxruntime_engine import TIME_KEYS, run_onnxruntime
+from xocview.executor.onnxruntime_engine import run_onnxruntime
 from xocview.model import Graph, edits
-from xocview.model.analyses.profile import subtree_sums, times_as_metadata
+from xocview.model.analyses.profile import (
+    RUN_TIMES,
+    TIME_KEYS,
+    engine_label,
+    subtree_sums,
+    time_key,
+    times_as_metadata,
+)
 from xocview.ui.actions import add_action
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
+from xocview.ui.panels import follow
 from xocview.ui.panels.profile import ProfilePanel, format_ms
 from xocview.ui.run_dialog import RunOptions, ask_run_options
 from xocview.ui.workers import internal_error
@@ -124,16 +133,24 @@ class RunJob:
 class RunController(QObject):
     """The Run menu and the Profile dock of a window; one run at a time.
 
-    ``window`` gets the Profile dock and the progress bar, ``menu`` the Run actions, and
+    ``window`` gets the Profile dock and the progress bar, ``menu`` the Run actions,
+    ``time_menu`` (View > Time From) one choice per engine whose times the graph stores, and
     ``focus_selection`` is called when the Profile panel selects a node.
     """
 
     def __init__(
-        self, window: QMainWindow, menu: QMenu, focus_selection: Callable[[], None]
+        self,
+        window: QMainWindow,
+        menu: QMenu,
+        focus_selection: Callable[[], None],
+        time_menu: QMenu | None = None,
     ) -> None:
         super().__init__(window)
         self.window = window
         self.doc: Document | None = None
+        self.time_menu = time_menu if time_menu is not None else QMenu("Time From", window)
+        self.time_group = QActionGroup(self)
+        self._time_shown: tuple[list[str], str] | None = None  # what the time menu offers
         self.job: RunJob | None = None
         self.job_doc: Document | None = None
         self.ask: AskRunOptions = ask_run_options  # replaced by tests: no modal dialog
@@ -183,7 +200,10 @@ class RunController(QObject):
     # -- document ---------------------------------------------------------------------------
 
     def set_document(self, doc: Document | None) -> None:
-        self.doc = doc
+        # the engines with times change with edits (a run, its undo), the one shown with both
+        follow(self.doc, doc, "model_changed", self._fill_time_menu)
+        self.doc = follow(self.doc, doc, "heat_changed", self._fill_time_menu)
+        self._fill_time_menu()
         if doc is not None and doc in self.engines:
             self.profile.set_engine(*self.engines[doc])
         else:
@@ -204,6 +224,34 @@ class RunController(QObject):
     def set_log(self, on: bool) -> None:
         if self.doc is not None:
             self.doc.set_heat_log(bool(on))
+
+    def show_times_of(self, engine: str) -> None:
+        """Colour by the times stored as ``performance.time.<engine>`` (View > Time From)."""
+        if self.doc is not None:
+            self.doc.set_time_engine(engine)
+            self.colour_by("time")
+
+    def _fill_time_menu(self) -> None:
+        """View > Time From: one checkable choice per engine whose times the graph stores,
+        the one shown checked; the menu shows only when there are two or more."""
+        doc = self.doc
+        sources = doc.time_sources() if doc is not None else []
+        shown = doc.shown_time_engine() if doc is not None else ""
+        if self._time_shown == (sources, shown):
+            return  # heat_changed comes a few times a second while a run runs
+        self._time_shown = (list(sources), shown)
+        for act in self.time_group.actions():
+            self.time_group.removeAction(act)
+        self.time_menu.clear()  # deletes the actions it owns
+        for engine in sources:
+            act = QAction(engine_label(engine), self.time_menu)
+            act.setCheckable(True)
+            act.setChecked(engine == shown)
+            act.setStatusTip(f"Colour by the times stored as {time_key(engine)}")
+            act.triggered.connect(lambda _=False, e=engine: self.show_times_of(e))
+            self.time_group.addAction(act)
+            self.time_menu.addAction(act)
+        self.time_menu.menuAction().setVisible(len(sources) > 1)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -304,9 +352,9 @@ class RunController(QObject):
         box.open()
 
     def _record(self, doc: Document, result: RunResult) -> None:
-        """Store the medians in node metadata under the engine's key (one undo step) and show
-        the profile. The canvas colours by the bundled executor's times: after an onnxruntime
-        run the colouring is left as it was, and the Profile pane shows onnxruntime's."""
+        """Store the medians in node metadata under the engine's key (one undo step), colour
+        the canvas by them and show the profile. An undo takes the times away, and the canvas
+        shows the other engine's times, if any, until a redo brings them back."""
         doc.last_run = result
         engine, _ = self.engines.get(doc, ("xocview", ""))
         index = doc.graph.index
@@ -321,7 +369,7 @@ class RunController(QObject):
                 f"record {'' if engine == 'xocview' else engine + ' '}run times of "
                 f"{len(times):,} nodes",
             )
-        if engine == "xocview":
-            doc.set_colour_by("time")
+        doc.set_time_engine(RUN_TIMES[engine])
+        doc.set_colour_by("time")
         if doc is self.doc:
             self.set_document(doc)

@@ -1,15 +1,17 @@
 """Per-node measures for heat colouring: measured time, FLOPs and parameters.
 
-A run records each leaf's median time as ``performance.time.cpu`` (milliseconds) and XOC JSON
-keeps it, so a saved file opens heat-coloured. A group's value is the sum over its leaves
-(DESIGN.md, "Hierarchy"): derived here, never stored.
+A run records each leaf's median time (milliseconds) under ``performance.time.<engine>``: the
+bundled executor's as ``performance.time.cpu``, onnxruntime's as
+``performance.time.onnxruntime``, so both can live on one graph. XOC JSON keeps them, so a saved
+file opens heat-coloured. A group's value is the sum over its leaves (DESIGN.md, "Hierarchy"):
+derived here, never stored.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
@@ -21,7 +23,12 @@ if TYPE_CHECKING:
     from xocview.model.graph import Graph
 
 __all__ = [
+    "CPU",
+    "ORT_TIME_KEY",
+    "RUN_TIMES",
     "TIME_KEY",
+    "TIME_KEYS",
+    "engine_label",
     "format_ms",
     "node_flops",
     "node_parameters",
@@ -30,27 +37,76 @@ __all__ = [
     "stored_time",
     "subgraph_holders",
     "subtree_sums",
+    "time_key",
+    "time_sources",
     "times_as_metadata",
 ]
 
-TIME_KEY = "performance.time.cpu"
+CPU = "cpu"  # the bundled executor's times: performance.time.cpu
+
+
+def time_key(engine: str = CPU) -> str:
+    """The node metadata key of ``engine``'s times: ``performance.time.<engine>``."""
+    return f"performance.time.{engine}"
+
+
+TIME_KEY = time_key(CPU)
+ORT_TIME_KEY = time_key("onnxruntime")
+# the times each run engine records (``xocview run --engine``, the Run dialog's Engine)
+RUN_TIMES = {"xocview": CPU, "onnxruntime": "onnxruntime"}
+TIME_KEYS = {engine: time_key(times) for engine, times in RUN_TIMES.items()}  # by run engine
+
+
+def engine_label(engine: str) -> str:
+    """What the user reads for the times under ``performance.time.<engine>``: the name of the
+    run engine that records them ("xocview" for "cpu"), else ``engine`` itself."""
+    for run_engine, times in RUN_TIMES.items():
+        if times == engine:
+            return run_engine
+    return engine
 
 
 def times_as_metadata(node_times: Mapping[str, float]) -> dict[str, float]:
-    """Median seconds per node as the milliseconds stored under ``TIME_KEY``."""
+    """Median seconds per node as the milliseconds stored under a time key (``time_key``)."""
     return {node_id: round(seconds * 1e3, 6) for node_id, seconds in node_times.items()}
 
 
-def stored_time(node_metadata: Mapping[str, object]) -> float:
-    """A node's ``performance.time.cpu`` in ms, NaN when it has none (or not a number >= 0)."""
+_NO_TIMES: Mapping[str, object] = {}
+
+
+def _node_times(node_metadata: Mapping[str, object]) -> Mapping[str, object]:
+    """A node's ``performance.time`` mapping (empty when it has none). Metadata read from
+    files is dicts: they are checked first, as the abstract Mapping is slow to test."""
     perf = node_metadata.get("performance")
-    if isinstance(perf, Mapping):
+    if perf is None:
+        return _NO_TIMES
+    if isinstance(perf, (dict, Mapping)):
         t = perf.get("time")
-        if isinstance(t, Mapping):
-            cpu = t.get("cpu")
-            if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and cpu >= 0:
-                return float(cpu)
-    return float("nan")
+        if isinstance(t, (dict, Mapping)):
+            return t
+    return _NO_TIMES
+
+
+def _is_time(value: object) -> TypeGuard[float]:
+    return isinstance(value, (float, int)) and not isinstance(value, bool) and value >= 0
+
+
+def stored_time(node_metadata: Mapping[str, object], engine: str = CPU) -> float:
+    """A node's ``performance.time.<engine>`` in ms, NaN when it has none (or not a number
+    >= 0)."""
+    value = _node_times(node_metadata).get(engine)
+    return float(value) if _is_time(value) else float("nan")
+
+
+def time_sources(graph: Graph) -> list[str]:
+    """The engines whose times some node stores (``performance.time.<engine>``, a number
+    >= 0): "cpu" first, then the others by name."""
+    found: set[str] = set()
+    for nd in graph.nodes:
+        for k, v in _node_times(nd.metadata).items():
+            if k not in found and isinstance(k, str) and _is_time(v):
+                found.add(k)
+    return sorted(found, key=lambda engine: (engine != CPU, engine))
 
 
 def subtree_sums(
@@ -75,17 +131,19 @@ def subtree_sums(
     return np.where(known, total, np.nan)
 
 
-def node_times_ms(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
-    """Stored milliseconds per node position (groups: sums over their leaves)."""
+def node_times_ms(graph: Graph, h: Hierarchy | None = None, engine: str = CPU) -> np.ndarray:
+    """``engine``'s stored milliseconds per node position (groups: sums over their leaves)."""
     h = h if h is not None else Hierarchy(graph)
-    return subtree_sums(own_times_ms(graph), h, subgraph_holders(graph, h))
+    return subtree_sums(own_times_ms(graph, engine), h, subgraph_holders(graph, h))
 
 
-def own_times_ms(graph: Graph) -> np.ndarray:
-    """Each node's own stored milliseconds (NaN where it has none): a leaf's time, an If's or
-    Loop's share besides its bodies; a plain group has none."""
+def own_times_ms(graph: Graph, engine: str = CPU) -> np.ndarray:
+    """Each node's own milliseconds stored for ``engine`` (NaN where it has none): a leaf's
+    time, an If's or Loop's share besides its bodies; a plain group has none."""
     n = len(graph.nodes)
-    return np.fromiter((stored_time(nd.metadata) for nd in graph.nodes), np.float64, count=n)
+    return np.fromiter(
+        (stored_time(nd.metadata, engine) for nd in graph.nodes), np.float64, count=n
+    )
 
 
 def subgraph_holders(graph: Graph, h: Hierarchy) -> np.ndarray:

@@ -94,16 +94,19 @@ def text_contrast() -> np.ndarray:
 
 @dataclass(frozen=True)
 class HeatLevels:
-    """Colour level per drawing item (-1: no value, or a tensor), and the range they span."""
+    """Colour level per drawing item (-1: no value, or a tensor), the range they span, and
+    whose values they are when the legend should say so (the engine of measured times)."""
 
     levels: np.ndarray
     low: float
     high: float
     log: bool
+    source: str = ""
 
 
-def heat_levels(d: Drawing, node_values: np.ndarray, log: bool) -> HeatLevels:
-    """Levels for the node items of ``d`` from values per node position (NaN: none).
+def heat_levels(d: Drawing, node_values: np.ndarray, log: bool, source: str = "") -> HeatLevels:
+    """Levels for the node items of ``d`` from values per node position (NaN: none), from
+    ``source`` (named in the legend; "": nothing to name).
 
     The range is that of the items on the drawing, so a collapsed group's sum and the leaves
     beside it share one scale. With ``log``, values <= 0 get no level.
@@ -115,11 +118,11 @@ def heat_levels(d: Drawing, node_values: np.ndarray, log: bool) -> HeatLevels:
     values[is_node] = node_values[nodes[is_node]]
     ok = np.isfinite(values) & ((values > 0) if log else True)
     if not ok.any():
-        return HeatLevels(levels, float("nan"), float("nan"), log)
+        return HeatLevels(levels, float("nan"), float("nan"), log, source)
     v = np.log10(values[ok]) if log else values[ok]
     lo, hi = float(v.min()), float(v.max())
     span = hi - lo
     frac = (v - lo) / span if span > 0 else np.ones_like(v)
     levels[ok] = np.clip(np.rint(frac * (LEVELS - 1)), 0, LEVELS - 1).astype(np.int64)
     low, high = (10**lo, 10**hi) if log else (lo, hi)
-    return HeatLevels(levels, low, high, log)
+    return HeatLevels(levels, low, high, log, source)

@@ -11,7 +11,7 @@ from xocview.model.analyses.profile import format_ms
 from xocview.ui.canvas.heat import LEVELS, HeatLevels, heat_colour
 from xocview.ui.canvas.style import Style
 
-__all__ = ["LEGEND_TITLES", "format_value", "paint_legend"]
+__all__ = ["LEGEND_TITLES", "format_value", "legend_title", "paint_legend"]
 
 LEGEND_TITLES = {
     "time": "time per node",
@@ -33,19 +33,27 @@ def format_value(value: float, mode: str) -> str:
     return f"{value:.3g}"
 
 
+def legend_title(heat: HeatLevels, mode: str) -> str:
+    """``time per node from onnxruntime (log)``: the measure, whose it is when the heat says,
+    and the scale."""
+    source = f" from {heat.source}" if heat.source else ""
+    scale = "log" if heat.log else "linear"
+    return f"{LEGEND_TITLES.get(mode, mode)}{source} ({scale})"
+
+
 def paint_legend(
     painter: QPainter, viewport: QRect, heat: HeatLevels, mode: str, style: Style
 ) -> None:
-    """A gradient bar with the range's ends, bottom left of ``viewport``."""
+    """A gradient bar with the range's ends, bottom left of ``viewport``, under a title that
+    names the measure, its source (the engine of measured times) and the scale."""
     font = style.detail_font
     metrics = QFontMetricsF(font)
     line = metrics.height()
-    scale = "log" if heat.log else "linear"
-    title = f"{LEGEND_TITLES.get(mode, mode)} ({scale})"
+    title = legend_title(heat, mode)
     box = QRectF(
         viewport.left() + 12,
         viewport.bottom() - 12 - (_PAD * 2 + line * 2 + _BAR_H + 4),
-        _BAR_W + 2 * _PAD,
+        max(_BAR_W, metrics.horizontalAdvance(title) + 1) + 2 * _PAD,
         _PAD * 2 + line * 2 + _BAR_H + 4,
     )
     back = QColor(style.background)
@@ -55,7 +63,9 @@ def paint_legend(
     painter.drawRoundedRect(box, 4, 4)
     painter.setFont(font)
     painter.setPen(style.text)
-    painter.drawText(QRectF(box.left() + _PAD, box.top() + _PAD, _BAR_W, line), title)
+    painter.drawText(
+        QRectF(box.left() + _PAD, box.top() + _PAD, box.width() - 2 * _PAD, line), title
+    )
     bar = QRectF(box.left() + _PAD, box.top() + _PAD + line + 2, _BAR_W, _BAR_H)
     gradient = QLinearGradient(bar.topLeft(), bar.topRight())
     for k in range(0, LEVELS, 32):

@@ -1,15 +1,15 @@
 """The Profile pane: where the time goes, from the last run or the times a file stores.
 
 Slowest nodes (click one to select it), time per op type as bars, the total, peak memory of
-live tensors, and the run's outputs with their shapes and statistics. It shows one engine's
-times: the bundled executor's (``performance.time.cpu``) or, after an onnxruntime run or for a
-file that stores only those, onnxruntime's (``performance.time.onnxruntime``).
+live tensors, and the run's outputs with their shapes and statistics. It shows the times of
+the engine the canvas colours by (``Document.shown_time_engine``): the bundled executor's
+(``performance.time.cpu``), onnxruntime's (``performance.time.onnxruntime``), ...; when the
+graph stores more than the bundled executor's, the summary starts with the engine's name.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
@@ -28,10 +28,8 @@ from PySide6.QtWidgets import (
 
 from xocview.errors import shorten
 from xocview.executor import RunResult
-from xocview.executor.onnxruntime_engine import ORT_TIME_KEY
 from xocview.executor.result import UNSTEADY
-from xocview.model import Graph
-from xocview.model.analyses.profile import format_ms, own_times_ms, subgraph_holders
+from xocview.model.analyses.profile import RUN_TIMES, format_ms, own_times_ms, subgraph_holders
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 
@@ -122,6 +120,7 @@ class ProfilePanel(QWidget):
         self.doc: Document | None = None
         # the engine of the document's last run and its optimization level (None: no run yet)
         self.engine: tuple[str, str] | None = None
+        self.shown = ""  # the engine whose times the pane shows (performance.time.<shown>)
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -148,27 +147,35 @@ class ProfilePanel(QWidget):
             columns.addLayout(column, stretch)
 
     def set_document(self, doc: Document | None) -> None:
+        follow(self.doc, doc, "heat_changed", self._engine_changed)
         self.doc = follow(self.doc, doc, "model_changed", self.refresh)
         self.refresh()
 
     def set_engine(self, engine: str | None, optimization: str = "") -> None:
-        """Show the times of ``engine`` ("xocview" or "onnxruntime"), the last run's; None:
-        the bundled executor's where the graph has any, else onnxruntime's."""
+        """The document's last run: its engine ("xocview" or "onnxruntime") and onnxruntime's
+        optimization level, told with that engine's times (None: no run yet)."""
         self.engine = None if engine is None else (engine, optimization)
 
-    def _times(self, graph: Graph) -> tuple[np.ndarray, str]:
-        """Each node's own stored ms for the engine shown, and the words that name it: the
-        last run's engine, else whichever has times (the bundled executor's first)."""
-        engine = self.engine[0] if self.engine is not None else None
-        cpu = own_times_ms(graph)
-        if engine != "onnxruntime" and np.isfinite(cpu).any():
-            return cpu, ""
-        n = len(graph.nodes)
-        ort = np.fromiter((_stored_ms(nd.metadata, ORT_TIME_KEY) for nd in graph.nodes), float, n)
-        if not np.isfinite(ort).any():
-            return cpu, ""
-        level = self.engine[1] if self.engine is not None and engine == "onnxruntime" else ""
-        return ort, f"onnxruntime{f' (optimization {level})' if level else ''}: "
+    def _engine_changed(self) -> None:
+        """Heat changes come a few times a second during a run; the pane follows the engine."""
+        if self.doc is not None and self.doc.shown_time_engine() != self.shown:
+            self.refresh()
+
+    def _times(self, doc: Document) -> tuple[np.ndarray, str]:
+        """Each node's own stored ms for the engine the document shows, and the words that
+        name it ("" when the graph has no times but the bundled executor's)."""
+        self.shown = doc.shown_time_engine()
+        times = own_times_ms(doc.graph, self.shown)
+        label = doc.time_label(self.shown)
+        if label and self._last_run_shown():
+            level = self.engine[1] if self.engine is not None else ""
+            label += f" (optimization {level})" if level else ""
+        return times, f"{label}: " if label else ""
+
+    def _last_run_shown(self) -> bool:
+        """Whether the times shown are the last run's (its engine's)."""
+        engine = self.engine[0] if self.engine is not None else "xocview"
+        return RUN_TIMES.get(engine) == self.shown
 
     def refresh(self) -> None:
         doc = self.doc
@@ -180,7 +187,7 @@ class ProfilePanel(QWidget):
             return
         graph, h = doc.graph, doc.hierarchy
         # what each node that runs took itself: leaves, and an If's or Loop's own share
-        times, engine = self._times(graph)
+        times, engine = self._times(doc)
         runs = ~h.is_group | subgraph_holders(graph, h)
         leaves = np.flatnonzero(runs & np.isfinite(times))
         run: RunResult | None = getattr(doc, "last_run", None)
@@ -189,9 +196,9 @@ class ProfilePanel(QWidget):
             return
         total = float(times[leaves].sum())
         text = f"{engine}Total {format_ms(total)} over {len(leaves):,} timed nodes"
-        last_ort = self.engine is not None and self.engine[0] == "onnxruntime"
-        if run is not None and bool(engine) == last_ort:  # the run whose times are shown
-            text += _run_text(run, last_ort)
+        if run is not None and self._last_run_shown():  # the run whose times are shown
+            onnxruntime = self.engine is not None and self.engine[0] == "onnxruntime"
+            text += _run_text(run, onnxruntime)
         self.summary.setText(text + ".")
         self._fill_nodes(leaves, times, total)
         by_op: dict[str, float] = defaultdict(float)
@@ -264,15 +271,3 @@ def _run_text(run: RunResult, onnxruntime: bool) -> str:
         if unsteady:
             text += f", {unsteady} nodes more than x{UNSTEADY}: times not steady"
     return text
-
-
-def _stored_ms(metadata: Mapping[str, object], key: str) -> float:
-    """The number >= 0 under a dotted ``key`` of node metadata, NaN when there is none."""
-    value: object = metadata
-    for part in key.split("."):
-        if not isinstance(value, Mapping):
-            return float("nan")
-        value = value.get(part)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        return float("nan")
-    return float(value)

@@ -90,10 +90,12 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
     ms = doc.times_ms()[i]
     if np.isfinite(ms):  # measured by a run or stored in the file; a group sums its leaves
         total = " (sum of its leaves)" if doc.hierarchy.is_group[i] else ""
-        own = stored_time(node.metadata)
+        own = stored_time(node.metadata, doc.shown_time_engine())
         if doc.hierarchy.is_group[i] and np.isfinite(own):  # an If or Loop: its bodies + itself
             total = f" (its bodies, and {format_ms(own)} of its own)"
-        cells.row(t, "Time (CPU)", f"{format_ms(float(ms))}{total}{_fused_note(doc, node.id)}")
+        source = doc.time_label()  # "" when our executor's are the only times
+        name = f"Time ({source})" if source else "Time (CPU)"
+        cells.row(t, name, f"{format_ms(float(ms))}{total}{_fused_note(doc, node.id)}")
     cells.nested(
         t,
         "Metadata",
