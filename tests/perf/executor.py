@@ -193,16 +193,30 @@ def node_times_of_cli_run(
 
 def agreement(
     path: Path, feeds: dict[str, np.ndarray], threads: int, tmp: Path
-) -> tuple[int, int, float, str]:
+) -> tuple[int, int, float, str, float, int]:
     """Two `xocview run`s of one model: (nodes above 1% of the time, how many of them differ
-    by more than 15%, the worst ratio, its node)."""
+    by more than 15%, the worst ratio, its node, the ratio of the two totals, and how many
+    differ by more than 15% in their share of the total: a drift of the whole machine
+    between the runs moves every node alike and leaves the shares)."""
     first = node_times_of_cli_run(path, feeds, threads, tmp)
     second = node_times_of_cli_run(path, feeds, threads, tmp)
-    total = max(sum(first.values()), sum(second.values())) or 1.0
-    big = [k for k in first if max(first[k], second.get(k, 0.0)) >= 0.01 * total]
-    ratios = {k: max(first[k], second[k]) / max(min(first[k], second[k]), 1e-9) for k in big}
+    total1, total2 = sum(first.values()) or 1.0, sum(second.values()) or 1.0
+    big = [k for k in first if max(first[k] / total1, second.get(k, 0.0) / total2) >= 0.01]
+
+    def ratio(a: float, b: float) -> float:
+        return max(a, b) / max(min(a, b), 1e-12)
+
+    ratios = {k: ratio(first[k], second[k]) for k in big}
+    shares = {k: ratio(first[k] / total1, second[k] / total2) for k in big}
     worst = max(ratios, key=ratios.__getitem__, default="")
-    return len(big), sum(r > 1.15 for r in ratios.values()), ratios.get(worst, 1.0), worst
+    return (
+        len(big),
+        sum(r > 1.15 for r in ratios.values()),
+        ratios.get(worst, 1.0),
+        worst,
+        ratio(total1, total2),
+        sum(r > 1.15 for r in shares.values()),
+    )
 
 
 def agreement_section(
@@ -213,10 +227,17 @@ def agreement_section(
 ) -> None:
     """Per model, how far two runs of `xocview run` disagree on the nodes that matter."""
     print("\ntwo runs of `xocview run` (7 passes each), nodes above 1% of the time")
-    print(f"{'model':<28} {'nodes':>6} {'>15%':>5} {'worst':>7}  node")
+    print(
+        f"{'model':<28} {'nodes':>6} {'>15%':>5} {'worst':>7} {'totals':>7} "
+        f"{'shares>15%':>11}  node"
+    )
     for path in paths:
-        n, bad, worst, node = agreement(path, feeds_of(path), threads, tmp)
-        print(f"{path.stem:<28} {n:>6} {bad:>5} {worst:>6.2f}x  {node[:40]}", flush=True)
+        n, bad, worst, node, totals, shares = agreement(path, feeds_of(path), threads, tmp)
+        print(
+            f"{path.stem:<28} {n:>6} {bad:>5} {worst:>6.2f}x {totals:>6.2f}x {shares:>11}  "
+            f"{node[:40]}",
+            flush=True,
+        )
 
 
 def timing_cost() -> float:
