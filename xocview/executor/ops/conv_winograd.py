@@ -80,9 +80,11 @@ def _winograd_weights(w: np.ndarray) -> np.ndarray:
 
 
 def winograd_pays(xshape: Shape, xdtype: Any, wshape: Shape, wdtype: Any, g: Geometry) -> bool:
-    """Whether F(2x2, 3x3) beats im2col (measured on one core): float32, 2-d, 3x3, unit stride
-    and dilation; tiles that do not waste the saving on a ragged edge (7x7 outputs do); and
-    channels and filters enough that 16 matmuls of depth C run well."""
+    """Whether F(2x2, 3x3) beats im2col (measured on one core over C, M in 8..128 and 14..56
+    pixels a side): float32, 2-d, 3x3, unit stride and dilation; tiles that do not waste the
+    saving on a ragged edge (7x7 outputs do); and enough work for its 16 transforms a tile:
+    many input channels (its transforms replace im2col's nine copies of each), or more input
+    channels than filters on a large image."""
     if (
         len(xshape) != 4
         or np.dtype(xdtype) != np.float32
@@ -95,7 +97,12 @@ def winograd_pays(xshape: Shape, xdtype: Any, wshape: Shape, wdtype: Any, g: Geo
     m, c = wshape[:2]
     th, tw = -(-g.out[0] // 2), -(-g.out[1] // 2)
     cost = 16 * th * (tw + 1) / (9 * g.out[0] * g.out[1])  # multiplies per im2col multiply
-    return cost <= 0.6 and c >= 32 and m >= 16 and (c >= 64 or xshape[0] * th * tw >= 100)
+    pixels = xshape[0] * g.out[0] * g.out[1]
+    return cost <= 0.6 and (
+        (c >= 64 and (m >= 16 or pixels >= 784 or c >= 8 * m))
+        or (c >= 32 and c >= 2 * m and pixels >= 784)
+        or (c >= 16 and c >= m and pixels >= 3136)
+    )
 
 
 def winograd(xshape: Shape, wshape: Shape, g: Geometry) -> Run:
