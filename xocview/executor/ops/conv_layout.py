@@ -1,18 +1,17 @@
-"""Conv's scratch memory and the layout helpers its methods share.
+"""Conv's scratch layouts and the layout helpers its methods share.
 
-Scratch arrays come from a buffer kept per thread between calls: a fresh large array costs a
-page fault per page on first touch, which can take as long as the convolution itself.
+Scratch arrays are carved from the per-thread kernel scratch (``scratch``).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from xocview.executor.ops.scratch import ALIGN, scratch
 from xocview.executor.ops.spatial import Geometry, Index
 
 __all__ = [
@@ -31,18 +30,6 @@ Shape = tuple[int, ...]
 # A prepared Conv: (X, W) -> Y without the bias; made once per shapes, dtypes and attributes.
 Run = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-# Scratch kept between calls, per thread; a larger request gets fresh memory instead.
-_SCRATCH_LIMIT = 1 << 26
-_ALIGN = 64
-
-
-class _Scratch(threading.local):
-    buf: np.ndarray | None = None
-    base = 0  # first byte of buf on an _ALIGN boundary
-
-
-_SCRATCH = _Scratch()
-
 
 class Layout:
     """Where a plan's scratch arrays lie in the per-thread buffer, worked out once."""
@@ -54,19 +41,14 @@ class Layout:
         for shape, dt in specs:
             size = math.prod(shape) * np.dtype(dt).itemsize
             placed.append((at, size, tuple(shape), np.dtype(dt)))
-            at += -(-size // _ALIGN) * _ALIGN
+            at += -(-size // ALIGN) * ALIGN
         self.placed = tuple(placed)
-        self.total = at + _ALIGN
+        self.total = at
 
     def carve(self) -> list[np.ndarray]:
-        """The arrays, uninitialised; valid until this thread's next carve: never return them."""
-        if self.total > _SCRATCH_LIMIT:
-            return [np.empty(shape, dt) for _, _, shape, dt in self.placed]
-        buf = _SCRATCH.buf
-        if buf is None or buf.size < self.total:
-            buf = _SCRATCH.buf = np.empty(self.total, np.uint8)
-            _SCRATCH.base = -buf.ctypes.data % _ALIGN
-        base = _SCRATCH.base
+        """The arrays, uninitialised; valid until this thread's next use of the kernel
+        scratch: never return them."""
+        buf, base = scratch(self.total)
         return [
             buf[base + at : base + at + size].view(dt).reshape(shape)
             for at, size, shape, dt in self.placed

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from xocview.executor.ops.scratch import ALIGN, scratch
 from xocview.executor.ops.spatial import Geometry, Index, dilated
 
 __all__ = ["Step", "View", "sweep_program"]
@@ -47,33 +47,6 @@ _ITEM = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
 # borders are columns, an item per row), keep the first two taps' buffer to copy borders from.
 _IN_PLACE = 1 << 18
 
-# Work buffers come from one buffer kept per thread between calls: a fresh large array costs a
-# page fault per page on first touch, which inside a network (where freed memory goes back to
-# the system) takes longer than the pooling itself. A program needing more gets fresh memory.
-_SCRATCH_LIMIT = 1 << 26
-_ALIGN = 64
-
-
-class _Scratch(threading.local):
-    buf: np.ndarray | None = None
-    base = 0  # first byte of buf on an _ALIGN boundary
-
-
-_SCRATCH = _Scratch()
-
-
-def _scratch(size: int) -> tuple[np.ndarray, int]:
-    """Bytes for a program's work buffers and the aligned offset they start at; valid until
-    this thread's next pooling call, so never returned."""
-    if size > _SCRATCH_LIMIT:
-        fresh = np.empty(size + _ALIGN, np.uint8)
-        return fresh, -fresh.ctypes.data % _ALIGN
-    kept = _SCRATCH.buf
-    if kept is None or kept.size < size + _ALIGN:
-        kept = _SCRATCH.buf = np.empty(size + _ALIGN, np.uint8)
-        _SCRATCH.base = -kept.ctypes.data % _ALIGN
-    return kept, _SCRATCH.base
-
 
 def _view(bufs: list[Any], view: View) -> np.ndarray:
     slot, items, frame, index = view
@@ -85,8 +58,9 @@ def _new(bufs: list[Any], slot: int, items: int, dtype: np.dtype) -> None:
 
 
 def _carve(bufs: list[Any], size: int, places: list[tuple[int, int, int, np.dtype]]) -> None:
-    """The work buffers, each (slot, byte offset, items, dtype) in ``size`` scratch bytes."""
-    buf, base = _scratch(size)
+    """The work buffers, each (slot, byte offset, items, dtype) in ``size`` bytes of the
+    per-thread kernel scratch (never returned)."""
+    buf, base = scratch(size)
     for slot, at, items, dtype in places:
         bufs[slot] = buf[base + at : base + at + items * dtype.itemsize].view(dtype)
 
@@ -226,7 +200,7 @@ class _Builder:
         for step, args in self.steps:
             if step is _new and not (whole and args[0] == slot):
                 places.append((args[0], at, args[1], args[2]))
-                at += -(-args[1] * args[2].itemsize // _ALIGN) * _ALIGN
+                at += -(-args[1] * args[2].itemsize // ALIGN) * ALIGN
             else:
                 steps.append((step, args))
         if places:
