@@ -24,6 +24,28 @@ def f32(*shape: int) -> np.ndarray:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
+def _model(
+    tmp_path: Path,
+    nodes: list[Any],
+    inits: list[Any],
+    inputs: dict[str, list[int]],
+    outputs: tuple[str, ...] = ("y",),
+) -> Path:
+    """A model of ``nodes`` returning ``outputs`` (float), opset 15."""
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, None) for k in outputs],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    return path
+
+
 def conv_bn_relu(
     tmp_path: Path,
     *,
@@ -66,21 +88,8 @@ def conv_bn_relu(
         nodes.append(helper.make_node("Relu", ["n"], ["r"], "relu"))
         last = "r"
     nodes.append(helper.make_node("Identity", [last], ["y"], "out"))
-    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
-    if tap:
-        outputs.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, None))
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, 9, 9])],
-        outputs,
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    path = tmp_path / "m.onnx"
-    onnx.save(model, path)
-    return path
+    outputs = ("y", "c") if tap else ("y",)
+    return _model(tmp_path, nodes, inits, {"x": [1, cin, 9, 9]}, outputs)
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -125,24 +134,6 @@ def test_a_chain_that_is_not_private_or_not_inference_stays_apart(
     assert {"conv", "bn"} <= set(steps)
     result = run(g, {"x": f32(1, 4, 9, 9)})
     assert "bn" not in result.fused.get("conv", [])
-
-
-def _model(
-    tmp_path: Path, nodes: list[Any], inits: list[Any], inputs: dict[str, list[int]]
-) -> Path:
-    """A model of ``nodes`` whose last output is ``y``, opset 15."""
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in inputs.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    path = tmp_path / "m.onnx"
-    onnx.save(model, path)
-    return path
 
 
 def _same_as_unfused_and_onnxruntime(path: Path, feeds: dict[str, np.ndarray]) -> Any:
