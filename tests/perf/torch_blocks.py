@@ -10,16 +10,12 @@ down-and-up block and a two-layer LSTM, seeded random weights, exported with Tor
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-SEED = 0
-OPSETS = {"ts": 17, "dynamo": 18}
+from torch_exports import EXPORTERS, SEED, quiet_export  # tests/perf/, beside us
 
 
 def _blocks() -> dict[str, Callable[[], tuple[Any, tuple[Any, ...]]]]:
@@ -111,22 +107,13 @@ def export_blocks(out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     done = []
     for name, make in _blocks().items():
-        for exporter, opset in OPSETS.items():
+        for exporter in EXPORTERS:
             torch.manual_seed(SEED)
             model, inputs = make()
             model.eval()
             path = out_dir / f"{name}_{exporter}.onnx"
             try:
-                with (
-                    torch.no_grad(),
-                    warnings.catch_warnings(),
-                    contextlib.redirect_stdout(io.StringIO()),
-                    contextlib.redirect_stderr(io.StringIO()),
-                ):
-                    warnings.simplefilter("ignore")
-                    torch.onnx.export(
-                        model, inputs, str(path), opset_version=opset, dynamo=exporter == "dynamo"
-                    )
+                quiet_export(model, inputs, path, exporter)
                 done.append(path)
             except Exception as e:  # an exporter's limits: report, go on
                 print(f"{path.name}: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)

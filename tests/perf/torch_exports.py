@@ -271,6 +271,32 @@ def _reason(error: Exception) -> str:
     return f"{type(error).__name__}: {lines[0] if lines else ''}"[:300]
 
 
+def quiet_export(
+    model: Any, args: tuple[Any, ...], path: Path, exporter: str, **options: Any
+) -> None:
+    """``torch.onnx.export`` by ``exporter`` ("ts" or "dynamo", at its opset in OPSETS),
+    without gradients, warnings or the exporters' progress output."""
+    import torch
+
+    dynamo = exporter == "dynamo"
+    with (
+        torch.no_grad(),
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model,
+            args,
+            str(path),
+            opset_version=OPSETS[exporter],
+            dynamo=dynamo,
+            **options,
+            **({"verbose": False} if dynamo else {}),
+        )
+
+
 def _export(
     family: str,
     layers: int,
@@ -281,27 +307,11 @@ def _export(
     size: str,
 ) -> None:
     """Build and export one model to ``path``, quietly; ``attention`` overrides sdpa."""
-    import torch
 
     model, inputs = build(family, layers, hf_init, size)
     if attention:
         model.set_attn_implementation(attention)
-    with (
-        torch.no_grad(),
-        warnings.catch_warnings(),
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-    ):
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            model,
-            tuple(inputs.values()),
-            str(path),
-            input_names=list(inputs),
-            opset_version=OPSETS[exporter],
-            dynamo=exporter == "dynamo",
-            **({"verbose": False} if exporter == "dynamo" else {}),
-        )
+    quiet_export(model, tuple(inputs.values()), path, exporter, input_names=list(inputs))
     onnx.checker.check_model(str(path))
 
 
