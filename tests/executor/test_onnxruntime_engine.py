@@ -67,12 +67,13 @@ def test_light_model_outputs_are_onnxruntimes_and_every_kernel_finds_its_node(
         found = attribute(profile, graph)
         assert not found.unmatched, [k.name for k in found.unmatched]
     # At "all" the NCHWc transformer adds layout conversions that stand for no node: 1 to 37
-    # kernels (2-25% of them, 0.0-7.8% of the time) in the light models with onnxruntime 1.32.
+    # kernels (2-25% of them, 0.0-7.8% of the time on a quiet machine; up to 16% of one
+    # profiled run's time on a loaded one) in the light models with onnxruntime 1.32.
     profile = profile_at(graph, path, "all", tmp_path)
     found = attribute(profile, graph)
     assert {k.op_name for k in found.unmatched} <= {"ReorderInput", "ReorderOutput"}
     count, time = found.matched_share(profile)
-    assert count >= 0.7 and time >= 0.85, (count, time)
+    assert count >= 0.7 and time >= 0.75, (count, time)
 
 
 def test_none_times_every_node_of_the_graph_that_runs() -> None:
