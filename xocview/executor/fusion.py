@@ -80,6 +80,8 @@ class Chain:
         self._key: tuple[int, ...] | None = None
         self._map: tuple[np.ndarray, np.ndarray] | None = None
         self._weights: np.ndarray | None = None
+        # the tail's bounds for the last call's dtype and bound arrays
+        self._bounds: tuple[tuple[Any, ...], tuple[Any, Any]] | None = None
         self.flops: list[float] | None = None  # per fused node, from the first call's shapes
 
     def __call__(self, *args: Any) -> Any:
@@ -91,26 +93,35 @@ class Chain:
         else:
             y = self.head(*head_args, **self.head_kwargs)
         if self.tail is not None:
-            y = self._clip(y, params[len(params) - self.tail.params :], args)
+            # the Conv's output and the folded multiply-add's are arrays made here: no need to
+            # look for overlap with the inputs on every call
+            made = self._map is not None or (self.conv and not self.links)
+            y = self._clip(y, params[len(params) - self.tail.params :], args, made)
         if self.flops is None:
             self._count(head_args, y)
         return y
 
-    def _clip(self, y: Any, bounds: Sequence[Any], args: Sequence[Any]) -> Any:
+    def _clip(self, y: Any, bounds: Sequence[Any], args: Sequence[Any], made: bool) -> Any:
         """The Relu or Clip that ends the chain, in place on an array the chain made."""
         tail = self.tail
         assert tail is not None
         if not (isinstance(y, np.ndarray) and y.dtype.kind == "f"):
             return tail.apply(y, bounds)
-        if tail.op_type == "Relu":
-            low, high = y.dtype.type(0), None
-        elif tail.params:  # Clip-11 on: bounds as inputs
-            low, high = clip_bounds(y.dtype, *bounds)
-        else:  # Clip-6: attributes
-            low, high = clip_bounds(
-                y.dtype, tail.kwargs.get("min", -_FLOAT32_MAX), tail.kwargs.get("max", _FLOAT32_MAX)
-            )
-        if _fresh(y, args):
+        key = (y.dtype, *(id(b) for b in bounds))
+        if self._bounds is None or self._bounds[0] != key:
+            if tail.op_type == "Relu":
+                limits: tuple[Any, Any] = (y.dtype.type(0), None)
+            elif tail.params:  # Clip-11 on: bounds as inputs
+                limits = clip_bounds(y.dtype, *bounds)
+            else:  # Clip-6: attributes
+                limits = clip_bounds(
+                    y.dtype,
+                    tail.kwargs.get("min", -_FLOAT32_MAX),
+                    tail.kwargs.get("max", _FLOAT32_MAX),
+                )
+            self._bounds = (key, limits)
+        low, high = self._bounds[1]
+        if made or _fresh(y, args):
             return clipped(y, low, high, out=y)
         return clipped(y, low, high)  # not ours to overwrite (a view of an input or constant)
 
