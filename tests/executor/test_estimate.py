@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 from tests.executor.big_graphs import lightnet_file
 from tests.executor.test_runtime import _t, relu_chain
 from xocview.errors import RunError
-from xocview.executor import budget, run, runtime
+from xocview.executor import budget, run, starting_values
 from xocview.executor.estimate import estimate_peak, item_bytes
 from xocview.executor.plan import make_plan
 from xocview.formats import registry
@@ -34,13 +34,13 @@ def two_gigabytes(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_random_fill(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """Records the shape of every random tensor the runtime starts to make."""
     made: list[tuple[int, ...]] = []
-    real = runtime.random_value
+    real = starting_values.random_value
 
     def spy(tensor: Any, shape: tuple[int, ...], dtype: Any, rng: Any) -> np.ndarray:
         made.append(shape)
         return real(tensor, shape, dtype, rng)
 
-    monkeypatch.setattr(runtime, "random_value", spy)
+    monkeypatch.setattr(starting_values, "random_value", spy)
     return made
 
 
