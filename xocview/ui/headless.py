@@ -11,7 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from xocview.formats import load
 from xocview.model import Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
-from xocview.ui.document import initial_expanded
+from xocview.ui.first_view import initial_expanded
 from xocview.ui.render import render_to_file
 
 __all__ = ["ensure_gui_application", "render_file"]

@@ -18,7 +18,7 @@ from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
-from xocview.ui.document import initial_expanded
+from xocview.ui.first_view import initial_expanded
 
 __all__ = ["LoadJob", "LoadSignals", "internal_error"]
 
