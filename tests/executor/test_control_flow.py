@@ -279,7 +279,9 @@ def test_body_nodes_are_timed_over_every_iteration_and_sum_to_their_holder(tmp_p
     sums = subtree_sums(own, h, subgraph_holders(many_graph, h))
     loop_total = sums[many_graph.index.node_position("loop")]
     assert loop_total == pytest.approx(sum(many.node_times.values()))
-    assert loop_total <= many.total_time * 1.05
+    # Per-node medians need not sum to the median pass on a loaded machine, so the bound is
+    # loose; counting the body twice (in the holder's own time and in its body) would double it.
+    assert loop_total <= many.total_time * 1.5
 
 
 def test_a_failing_body_node_is_named(tmp_path: Path) -> None:
