@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
 from xocview.errors import FormatError
+from xocview.formats.atomic import write_atomic
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import theme
 
-__all__ = ["MAX_PIXELS", "render_to_file"]
+__all__ = ["MAX_AREA", "MAX_PIXELS", "render_to_file"]
 
 MARGIN = 24.0
 MAX_PIXELS = 16384  # longest side of a PNG; larger drawings are scaled down to fit
+# ... and its area: 64 Mpx is 256 MB of pixels. An expanded 20k-node graph at full size would
+# be a 42k x 45k image (7.5 GB); scaled to fit it still shows every box and edge.
+MAX_AREA = 64_000_000
 
 
 def render_to_file(
@@ -31,23 +35,35 @@ def render_to_file(
     width, height = d.width + 2 * MARGIN, d.height + 2 * MARGIN
     if suffix == ".png":
         scale = min(scale, MAX_PIXELS / max(width, height, 1.0))
+        scale = min(scale, (MAX_AREA / max(width * height, 1.0)) ** 0.5)
         size = QSize(max(1, round(width * scale)), max(1, round(height * scale)))
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+        if image.isNull():
+            pixels = f"{size.width()}x{size.height()}"
+            raise FormatError(str(path), "", f"no memory for a {pixels} image")
         image.fill(style.background)
         _paint(image, d, style, scale)
-        if not image.save(str(path)):
-            raise FormatError(str(path), "", "cannot write the PNG file")
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # str at run time
+            raise FormatError(str(path), "", "cannot encode the PNG image")
+        buffer.close()
+        write_atomic(path, lambda f: f.write(data.data()))
         return size.width(), size.height()
     if suffix == ".svg":
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         gen = QSvgGenerator()
-        gen.setFileName(str(path))
+        gen.setOutputDevice(buffer)
         size = QSize(max(1, round(width)), max(1, round(height)))
         gen.setSize(size)
         gen.setViewBox(QRectF(0, 0, width, height))
         gen.setTitle("xocview graph")
         _paint(gen, d, style, 1.0, background=style.background)
-        if not path.exists():
-            raise FormatError(str(path), "", "cannot write the SVG file")
+        buffer.close()
+        write_atomic(path, lambda f: f.write(data.data()))
         return size.width(), size.height()
     raise FormatError(
         str(path), "", f"cannot render to '{suffix or 'no extension'}'", "a .png or .svg path"
