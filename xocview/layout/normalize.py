@@ -4,6 +4,12 @@ Before: ranks with ``rank[dst] > rank[src]`` for every edge; parallel edges allo
 After: a proper layered graph of ``n + num_dummies`` nodes whose segments join adjacent
 layers, and for every distinct (src, dst) pair the chain of nodes it passes through.
 ``run`` adds the dummies; routing later reads the chains to draw polylines (the undo).
+
+The long edges of one source share their dummies: one per layer below it, as far down as its
+farthest target, each edge leaving the shared trunk on the layer above its target. An
+attention mask that feeds all 272 layers of a transformer is then one line down the drawing
+with a branch into each layer (as Graphviz's ``concentrate`` draws fan-out), not 272
+parallel lines and 37,000 dummies to order and place.
 """
 
 from __future__ import annotations
@@ -53,8 +59,16 @@ def normalize(n: int, src: np.ndarray, dst: np.ndarray, rank: np.ndarray) -> Lay
     if np.any(span < 1):
         raise ValueError("normalize needs rank[dst] > rank[src] for every edge")
     dummies = span - 1
-    first_dummy = n + np.concatenate([[0], np.cumsum(dummies)[:-1]]).astype(_I)
-    num_dummy = int(dummies.sum())
+    # dummy j of source s sits on layer rank[s] + 1 + j; s needs as many as its longest edge
+    need = np.zeros(n, dtype=_I)
+    if len(ps):
+        np.maximum.at(need, ps, dummies)
+    first_dummy = n + np.cumsum(need) - need
+    num_dummy = int(need.sum())
+    owner = np.repeat(np.arange(n, dtype=_I), need)
+    dummy_rank = (
+        rank[owner].astype(_I) + 1 + np.arange(num_dummy, dtype=_I) - (first_dummy[owner] - n)
+    )
     # Chain k has span[k] + 1 nodes: its source, its dummies, its target.
     length = span + 1
     chain_ptr = np.zeros(len(ps) + 1, dtype=_I)
@@ -62,15 +76,13 @@ def normalize(n: int, src: np.ndarray, dst: np.ndarray, rank: np.ndarray) -> Lay
     k = np.repeat(np.arange(len(ps), dtype=_I), length)
     step = np.arange(int(chain_ptr[-1]), dtype=_I) - chain_ptr[k]
     chain_nodes = np.where(
-        step == 0, ps[k], np.where(step == span[k], pd[k], first_dummy[k] + step - 1)
+        step == 0, ps[k], np.where(step == span[k], pd[k], first_dummy[ps[k]] + step - 1)
     )
-    dummy_rank = np.empty(num_dummy, dtype=_I)
-    is_dummy = (step > 0) & (step < span[k])
-    dummy_rank[chain_nodes[is_dummy] - n] = rank[ps[k[is_dummy]]] + step[is_dummy]
     last = np.ones(len(chain_nodes), dtype=bool)
     last[chain_ptr[1:] - 1] = False
-    seg_src = chain_nodes[last]
-    seg_dst = chain_nodes[np.flatnonzero(last) + 1]
+    total = n + num_dummy
+    seg = np.unique(chain_nodes[last] * total + chain_nodes[np.flatnonzero(last) + 1])
+    seg_src, seg_dst = seg // total, seg % total
     return Layered(
         num_real=n,
         rank=np.concatenate([rank.astype(_I), dummy_rank]),
