@@ -17,12 +17,16 @@ box becomes the frame's header, and edges to and from it meet the frame's border
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
+from xocview.layout.memo import LayoutMemo, hint_ranks, problem_key
 from xocview.layout.pipeline import LayoutResult, layout
 
-__all__ = ["FRAME_PAD", "TITLE_BAND", "nested_layout"]
+__all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "nested_layout"]
+
+MEMO = LayoutMemo()  # every group's layout, by its problem: shared by all drawings
 
 _I = np.int64
 FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
@@ -140,18 +144,28 @@ def nested_layout(
         lw[is_item], lh[is_item] = w[units[is_item]], h[units[is_item]]
         lw[is_group], lh[is_group] = box_w[units[is_group] - n], box_h[units[is_group] - n]
         kinds = [kind for kind, _ in lv.local]
-        res = layout(
-            k,
-            np.asarray(lv.src, dtype=_I),
-            np.asarray(lv.dst, dtype=_I),
-            lw,
-            lh,
-            order_hint=None if hints is None else _level_hints(hints, units, n),
-            node_sep=node_sep,
-            rank_sep=rank_sep,
-            pin_first=np.array([kind == "in" for kind in kinds], dtype=bool),
-            pin_last=np.array([kind == "out" for kind in kinds], dtype=bool),
-            wrap=wrap,
+        l_src, l_dst = np.asarray(lv.src, dtype=_I), np.asarray(lv.dst, dtype=_I)
+        l_hint = None if hints is None else hint_ranks(_level_hints(hints, units, n))
+        first = np.array([kind == "in" for kind in kinds], dtype=bool)
+        last = np.array([kind == "out" for kind in kinds], dtype=bool)
+        key = problem_key(k, l_src, l_dst, lw, lh, l_hint, first, last, node_sep, rank_sep, wrap)
+        res = MEMO.get(
+            key,
+            k + len(l_src),
+            partial(
+                layout,
+                k,
+                l_src,
+                l_dst,
+                lw,
+                lh,
+                order_hint=l_hint,
+                node_sep=node_sep,
+                rank_sep=rank_sep,
+                pin_first=first,
+                pin_last=last,
+                wrap=wrap,
+            ),
         )
         results[lvl] = res
         if lvl == root:
