@@ -445,7 +445,7 @@ def test_a_bug_in_a_background_layout_keeps_the_picture(qtbot, window, monkeypat
         raise IndexError("index 7 is out of bounds\nfor axis 0")
 
     monkeypatch.setattr(document, "ASYNC_FROM_ITEMS", 0)
-    monkeypatch.setattr(document, "build_drawing", broken)
+    monkeypatch.setattr(workers, "build_drawing", broken)
     view.doc.set_direction("LR")
 
     qtbot.waitUntil(lambda: bool(window.errors), timeout=10000)

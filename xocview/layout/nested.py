@@ -16,6 +16,7 @@ box becomes the frame's header, and edges to and from it meet the frame's border
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -79,12 +80,15 @@ def nested_layout(
     node_sep: float = 24.0,
     rank_sep: float = 48.0,
     wrap: tuple[float, float] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LayoutResult:
     """Lay out items nested in groups; ``result.outlines[c]`` is group c's rectangle.
 
     ``member[i]`` is item i's innermost group (-1 for none), ``parent[c]`` group c's enclosing
     group, ``owner[c]`` an item drawn as group c's header (-1 for none), ``title_width[c]`` the
     width group c's title needs. Other arguments as for ``layout``, applied to every group.
+    ``progress(done, total)`` is called before each group's layout (weighted by its units) and
+    may raise to stop the work: that is how a window cancels a layout.
     """
     n = int(num_nodes)
     src = np.asarray(sources, dtype=_I).reshape(-1)
@@ -134,8 +138,13 @@ def nested_layout(
     content_dx = np.zeros(c_count + 1)
     content_dy = np.zeros(c_count + 1)
     hints = _hints(order_hint, n, item_level, up, root)
+    total = sum(len(lv.units) + len(lv.src) for lv in levels)
+    done = 0
     for lvl in sorted(range(c_count + 1), key=lambda c: -depth[c]):
         lv = levels[lvl]
+        if progress is not None:
+            progress(done, total)
+        done += len(lv.units) + len(lv.src)
         units = np.asarray(lv.units, dtype=_I)
         is_item = (units >= 0) & (units < n)
         is_group = units >= n

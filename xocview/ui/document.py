@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtGui import QUndoStack
 
-from xocview.errors import shorten, shorten_message
+from xocview.errors import shorten
 from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
@@ -26,45 +26,12 @@ from xocview.model.analyses.profile import (
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.heat import HeatLevels, heat_levels
 from xocview.ui.first_view import FIRST_VIEW_BOXES, initial_expanded
+from xocview.ui.workers import RelayoutJob
 
 __all__ = ["FIRST_VIEW_BOXES", "Document", "initial_expanded"]
 
-ASYNC_FROM_ITEMS = 1000  # drawings with this many boxes relayout off the GUI thread
-
-
-class _RelayoutSignals(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class RelayoutJob(QRunnable):
-    """A layout of the visible graph in a worker thread (the model is only read)."""
-
-    def __init__(
-        self,
-        generation: int,
-        graph: Graph,
-        expanded: set[str],
-        direction: str,
-        show_weights: bool,
-        hint: dict[str, float] | None,
-    ) -> None:
-        super().__init__()
-        self.args = (generation, graph, expanded, direction, show_weights, hint)
-        self.signals = _RelayoutSignals()
-
-    def run(self) -> None:
-        generation, graph, expanded, direction, show_weights, hint = self.args
-        try:
-            drawing = build_drawing(
-                graph, expanded, direction=direction, show_weights=show_weights, order_hint=hint
-            )
-        except Exception as e:  # a bug of ours: the old picture stays, the window lives on
-            name = type(e).__name__
-            text = " ".join(str(e).split())
-            self.signals.failed.emit(generation, shorten_message(f"internal error: {name}: {text}"))
-            return
-        self.signals.done.emit(generation, drawing)
+# graphs of this many nodes (or drawings of this many boxes) relayout off the GUI thread
+ASYNC_FROM_ITEMS = 1000
 
 
 class Document(QObject):
@@ -77,6 +44,8 @@ class Document(QObject):
     file_changed = Signal()  # the document's path and format (Save As)
     heat_changed = Signal()  # colouring mode, scale or values changed
     failed = Signal(str)  # a layout in the background failed: the one-line reason
+    busy_changed = Signal(bool)  # a layout in the background started or ended
+    progress = Signal(int, int)  # its progress: (done, total)
 
     def __init__(
         self,
@@ -101,7 +70,9 @@ class Document(QObject):
         self.also_selected: list[int] = []
         self.busy = False
         self._generation = 0
+        self._job: RelayoutJob | None = None
         self.drawing: Drawing = drawing if drawing is not None else self._build(None)
+        self._shown = self._view_state()  # what self.drawing shows: restored by Cancel
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.last_run: RunResult | None = None  # what the last run measured (Profile pane)
@@ -284,16 +255,25 @@ class Document(QObject):
             order_hint=self._hint(previous) if previous is not None else None,
         )
 
+    def _view_state(self) -> tuple[set[str], str, bool]:
+        return set(self.expanded), self.direction, self.show_weights
+
     def relayout(self, keep_order: bool = True) -> None:
         """Lay out again after a change of view state.
 
         Small graphs are laid out at once; big ones in a worker thread, so that the window never
-        stalls: the old picture stays until the new one is ready (``busy`` meanwhile).
+        stalls: the old picture stays until the new one is ready (``busy`` meanwhile, with
+        ``progress`` reports), and ``cancel_relayout`` stops the work and the change.
         """
         self._generation += 1
+        if self._job is not None:
+            self._job.progress.cancel()  # superseded: stop it rather than let it finish
+            self._job = None
         previous = self.drawing if keep_order else None
-        if self.drawing.count < ASYNC_FROM_ITEMS:
+        if len(self.graph.nodes) < ASYNC_FROM_ITEMS and self.drawing.count < ASYNC_FROM_ITEMS:
             self.drawing = self._build(previous)
+            self._shown = self._view_state()
+            self._set_busy(False)
             self.drawing_changed.emit()
             return
         job = RelayoutJob(
@@ -306,19 +286,47 @@ class Document(QObject):
         )
         job.signals.done.connect(self._relaid)
         job.signals.failed.connect(self._relayout_failed)
-        self.busy = True
+        job.signals.progress.connect(self._relayout_progress)
+        self._job = job
+        self._set_busy(True)
         QThreadPool.globalInstance().start(job)
 
-    def _relaid(self, generation: int, drawing: Drawing) -> None:
+    def cancel_relayout(self) -> None:
+        """Stop the layout in the background and go back to the view state the drawing shows."""
+        if self._job is None:
+            return
+        self._job.progress.cancel()
+        self._job = None
+        self._generation += 1
+        self.expanded, self.direction, self.show_weights = self._view_state_copy(self._shown)
+        self._set_busy(False)
+
+    @staticmethod
+    def _view_state_copy(state: tuple[set[str], str, bool]) -> tuple[set[str], str, bool]:
+        return set(state[0]), state[1], state[2]
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busy_changed.emit(busy)
+
+    def _relayout_progress(self, generation: int, done: int, total: int) -> None:
+        if generation == self._generation:
+            self.progress.emit(done, total)
+
+    def _relaid(self, generation: int, drawing: Drawing, state: object) -> None:
         if generation != self._generation:
             return  # a newer change superseded this layout
-        self.busy = False
+        self._job = None
         self.drawing = drawing
+        self._shown = self._view_state_copy(state)  # type: ignore[arg-type]
+        self._set_busy(False)
         self.drawing_changed.emit()
 
     def _relayout_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
-            self.busy = False
+            self._job = None
+            self._set_busy(False)
             self.failed.emit(message)
 
     def toggle(self, group: int) -> None:

@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
         self._progress.setRange(0, 0)
         self._progress.setMaximumWidth(160)
         self._cancel = QPushButton("Cancel", self)
-        self._cancel.clicked.connect(self.cancel_loading)
+        self._cancel.clicked.connect(self.cancel_work)
         self._status = QLabel(self)
         bar = self.statusBar()
         bar.addWidget(self._status, 1)
@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         job = LoadJob(path)
         job.signals.done.connect(self._loaded)
         job.signals.failed.connect(self._failed)
+        job.signals.progress.connect(lambda _job, done, total: self._show_progress(done, total))
         self.jobs.append(job)
         self._set_busy(True, f"Opening {path.name}...")
         job.start()
@@ -183,6 +184,8 @@ class MainWindow(QMainWindow):
             doc.relayout(keep_order=False)
         view = GraphView(doc, self, self.theme_name)
         view.refused.connect(lambda message: self.report(message, "Edit refused"))
+        doc.busy_changed.connect(lambda _busy: self._update_busy())
+        doc.progress.connect(self._show_progress)
         doc.failed.connect(lambda message: self.report(message, "Cannot lay out the graph"))
         self.undo_group.addStack(doc.undo_stack)
         doc.dirty_changed.connect(view.dirty_changed)
@@ -192,6 +195,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
         view.first_view()
         view.setFocus()  # the canvas keys (0, F, arrows) work without a click first
+        self._update_busy()
         return view
 
     def _loaded(
@@ -213,18 +217,47 @@ class MainWindow(QMainWindow):
     def _finish(self, job: LoadJob) -> None:
         if job in self.jobs:
             self.jobs.remove(job)
-        self._set_busy(bool(self.jobs))
+        self._update_busy()
 
     def cancel_loading(self) -> None:
+        """Stop every load: each stops at its next step, and its result is dropped."""
         for job in self.jobs:
-            job.cancelled = True
+            job.cancel()
         self.jobs.clear()
-        self._set_busy(False)
+        self._update_busy()
+
+    def cancel_work(self) -> None:
+        """Cancel: the loads, and the layouts running for open tabs (their change undone)."""
+        self.cancel_loading()
+        for doc in self._documents():
+            doc.cancel_relayout()
+        self._update_busy()
+
+    def _documents(self) -> list[Document]:
+        views = (self.tabs.widget(i) for i in range(self.tabs.count()))
+        return [v.doc for v in views if isinstance(v, GraphView)]
+
+    def _update_busy(self) -> None:
+        """The progress bar and Cancel show while a load or a tab's layout runs."""
+        if self.jobs:
+            names = ", ".join(job.path.name for job in self.jobs)
+            self._set_busy(True, f"Opening {names}...")
+        elif any(doc.busy for doc in self._documents()):
+            self._set_busy(True, "Laying out...")
+        else:
+            self._set_busy(False)
 
     def _set_busy(self, busy: bool, text: str = "") -> None:
+        if busy and not self._progress.isVisible():
+            self._progress.setRange(0, 0)  # no figure yet: a busy indicator
         self._progress.setVisible(busy)
         self._cancel.setVisible(busy)
         self._status.setText(text if busy else "")
+
+    def _show_progress(self, done: int, total: int) -> None:
+        if self._progress.isVisible() and total > 0:
+            self._progress.setRange(0, 1000)
+            self._progress.setValue(round(1000 * done / total))
 
     def reload(self) -> None:
         view = self._view()
@@ -242,8 +275,10 @@ class MainWindow(QMainWindow):
             return False
         if isinstance(widget, GraphView):
             self.undo_group.removeStack(widget.doc.undo_stack)
+            widget.doc.cancel_relayout()
         self.tabs.removeTab(index)
         widget.deleteLater()
+        self._update_busy()
         return True
 
     def _may_discard(self, view: GraphView) -> bool:

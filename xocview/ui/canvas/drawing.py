@@ -120,6 +120,7 @@ def build_drawing(
     order_hint: dict[str, float] | None = None,
     categories: Callable[[str], str] = opfacts.category,
     details: Callable[[Node], str] = opfacts.key_attributes,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Drawing:
     """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
 
@@ -128,7 +129,8 @@ def build_drawing(
     by several nodes in each of them), and constant-making nodes that read only weights are
     folded too. ``order_hint`` maps item keys (node or tensor ids) to their previous x so that
     a relayout keeps the picture; ``categories`` gives an op type's category (for colours)
-    and ``details`` a node's key-attribute text (``3x3 /2``).
+    and ``details`` a node's key-attribute text (``3x3 /2``). ``progress(done, total)`` is
+    called as the groups are laid out and may raise to stop (``nested_layout``).
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     opened = set(expanded)
@@ -221,6 +223,7 @@ def build_drawing(
         wrap=(WRAP_ASPECT, WRAP_TARGET),
         # across, the gap between layers carries the shape labels on one line
         rank_sep=LR_RANK_SEP if direction == "LR" else 48.0,
+        progress=progress,
     )
     labels = [elide(shape_text(graph.tensors[t])) for t in vis.edge_tensor.tolist()]
     d = Drawing(
