@@ -296,3 +296,34 @@ def test_the_painter_draws_labels_in_their_rectangles_at_detail_zoom_only(
     inside = [(x, y) for x in range(x0 + 1, x1 - 1) for y in range(y0 + 1, y1 - 1)]
     inked = {image.pixel(x, y) for x, y in inside} - {style.background.rgba()}
     assert bool(inked) == (scale >= LOD_DETAIL)
+
+
+def test_a_view_places_labels_off_the_gui_thread_and_repaints_with_them(  # type: ignore[no-untyped-def]
+    qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first close-up paint leaves the labels out and has them placed in a worker."""
+    import threading
+
+    from tests.conftest import REPO
+    from xocview.ui.canvas import painter
+    from xocview.ui.canvas.style import theme
+    from xocview.ui.canvas.view import GraphView
+    from xocview.ui.document import Document
+
+    doc = Document(load(REPO / "sample_graphs" / "simple_model.json"), None)
+    threads: list[str] = []
+    real = painter.place_labels
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(painter, "place_labels", recording)
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    view.zoom_to(1.0)
+    view.viewport().grab()
+    qtbot.waitUntil(lambda: painter.labels_placed(doc.drawing, theme("light")), timeout=10000)
+    assert threads == ["xocview-labels"]

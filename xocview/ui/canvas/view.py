@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu
 from xocview.model import edits
 from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
 from xocview.ui.canvas.hit import hit_test
+from xocview.ui.canvas.label_worker import LabelPlacer
 from xocview.ui.canvas.legend import paint_legend
 from xocview.ui.canvas.minimap import Minimap
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, render_overview
@@ -73,6 +74,8 @@ class GraphView(QGraphicsView):
         self._first_view_pending = False
         doc.failed.connect(self._drop_first_view)
         self.minimap = Minimap(self)
+        self.labels = LabelPlacer(self)
+        self.labels.ready.connect(self.viewport().update)
         self.horizontalScrollBar().valueChanged.connect(self._follow_minimap)
         self.verticalScrollBar().valueChanged.connect(self._follow_minimap)
         self._follow_minimap()
@@ -109,6 +112,7 @@ class GraphView(QGraphicsView):
             item,
             highlighted,
             self.doc.heat(),
+            labels_later=lambda: self.labels.request(self.doc.drawing, style),
         )
         if self.doc.also_selected:  # nodes added with Ctrl+click
             d = self.doc.drawing

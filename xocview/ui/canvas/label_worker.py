@@ -1,0 +1,48 @@
+"""Shape labels placed in a worker thread, so that the first close-up of a big drawing does
+not freeze the window while every label is weighed against its neighbours."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from PySide6.QtCore import QObject, Signal
+
+from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.painter import placed_labels
+from xocview.ui.canvas.style import Style
+
+__all__ = ["LabelPlacer"]
+
+
+class LabelPlacer(QObject):
+    """Places a drawing's labels once, off the GUI thread; ``ready`` when they are.
+
+    The placement lands in the drawing's paint cache, where the painter finds it. Qt's font
+    metrics may be used outside the GUI thread; nothing else here touches Qt.
+    """
+
+    ready = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._busy: set[int] = set()  # id() of the drawings being placed
+        self._lock = threading.Lock()
+
+    def request(self, d: Drawing, style: Style) -> None:
+        with self._lock:
+            if id(d) in self._busy:
+                return
+            self._busy.add(id(d))
+        threading.Thread(
+            target=self._place, args=(d, style), name="xocview-labels", daemon=True
+        ).start()
+
+    def _place(self, d: Drawing, style: Style) -> None:
+        try:
+            placed_labels(d, style)
+        finally:
+            with self._lock:
+                self._busy.discard(id(d))
+        with contextlib.suppress(RuntimeError):  # the view closed meanwhile: nobody to tell
+            self.ready.emit()
