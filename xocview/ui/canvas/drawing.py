@@ -196,13 +196,7 @@ def build_drawing(
     slot = {g: k for k, g in enumerate(frames)}
     member = np.array([slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64)
     parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
-    owner = np.array(
-        [
-            int(vis.item_of_node[g]) if g in frames and vis.item_of_node[g] >= 0 else -1
-            for g in frames
-        ],
-        dtype=np.int64,
-    )
+    owner = np.maximum(vis.item_of_node[vis.frames], -1).astype(np.int64)
     frame_titles = [_frame_title(graph, g) for g in frames]
     member, parent, owner, frames, frame_titles = _branches(
         graph, vis, member, parent, owner, frames, frame_titles
@@ -245,9 +239,7 @@ def build_drawing(
         width=res.width,
         height=res.height,
     )
-    d.edge_box = np.array(
-        [[p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()] for p in res.points]
-    ).reshape(-1, 4)
+    d.edge_box = _boxes_of(res.points)
     d.keys = keys
     d.rows = rows
     d.weights_as_nodes = show_weights
@@ -256,6 +248,17 @@ def build_drawing(
     d.frames = [(frames[k], res.outlines[k]) for k in order]
     d.frame_titles = [frame_titles[k] for k in order]
     return d
+
+
+def _boxes_of(lines: list[np.ndarray]) -> np.ndarray:
+    """(x0, y0, x1, y1) of each polyline, in one pass over all their points."""
+    if not lines:
+        return np.zeros((0, 4))
+    pts = np.concatenate(lines)
+    starts = np.cumsum([0] + [len(p) for p in lines[:-1]])
+    lo = np.minimum.reduceat(pts, starts, axis=0)
+    hi = np.maximum.reduceat(pts, starts, axis=0)
+    return np.concatenate([lo, hi], axis=1)
 
 
 def _frame_depths(parent: np.ndarray) -> np.ndarray:
