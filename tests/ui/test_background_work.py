@@ -125,3 +125,29 @@ def test_cancel_stops_a_load_in_its_layout_and_opens_no_tab(
     qtbot.waitUntil(lambda: gate.outcome == ["cancelled"], timeout=30000)
     qtbot.wait(100)
     assert window.tabs.count() == 0 and not window._cancel.isVisible()
+
+
+def test_the_panels_whole_graph_facts_are_made_by_the_load_worker(
+    qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation, the summary and FLOPs of a 100k-node graph take seconds: the load worker
+    makes them, the panels read them, and an edit makes them again."""
+    from xocview.model import edits
+    from xocview.ui import graph_facts
+    from xocview.ui.commands import perform
+
+    made: list[tuple[str, str]] = []
+    for name, make in list(graph_facts.FACTS.items()):
+
+        def recording(graph: Any, name: str = name, make: Any = make) -> object:
+            made.append((name, threading.current_thread().name))
+            return make(graph)
+
+        monkeypatch.setitem(graph_facts.FACTS, name, recording)
+    view = open_torch_like(qtbot, window, tmp_path, nodes=400)
+    assert sorted(name for name, _ in made) == ["flops_at_batch_1", "summary", "validate"]
+    assert all(thread.startswith("xocview-load") for _, thread in made)
+    assert window.problems.summary.text().endswith("warnings")
+    made.clear()
+    perform(view.doc, edits.set_metadata, "note", "checked")
+    assert ("validate", "MainThread") in made  # the Problems pane re-validated the edit

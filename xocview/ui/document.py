@@ -5,7 +5,9 @@ Widgets observe it through signals and never change the model behind its back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar, cast
 
 import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, Signal
@@ -26,9 +28,12 @@ from xocview.model.analyses.profile import (
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.heat import HeatLevels, heat_levels
 from xocview.ui.first_view import FIRST_VIEW_BOXES, initial_expanded
+from xocview.ui.graph_facts import FACTS
 from xocview.ui.workers import RelayoutJob
 
 __all__ = ["FIRST_VIEW_BOXES", "Document", "initial_expanded"]
+
+T = TypeVar("T")
 
 # graphs of this many nodes (or drawings of this many boxes) relayout off the GUI thread
 ASYNC_FROM_ITEMS = 1000
@@ -54,12 +59,17 @@ class Document(QObject):
         fmt: str = "",
         drawing: Drawing | None = None,
         expanded: set[str] | None = None,
+        facts: dict[str, object] | None = None,
     ) -> None:
         super().__init__()
         self.graph = graph
         self.path = path
         self.format = fmt
-        self.hierarchy = Hierarchy(graph)
+        facts = dict(facts or {})
+        hierarchy = facts.pop("hierarchy", None)
+        self.hierarchy = hierarchy if isinstance(hierarchy, Hierarchy) else Hierarchy(graph)
+        # what the panels derive from the whole graph, by name, for the current edit count
+        self._derived: dict[str, tuple[int, object]] = {k: (0, v) for k, v in facts.items()}
         self.direction = "TB"
         self.show_weights = False  # weights folded into their consumers (View > Weights as Nodes)
         self.expanded: set[str] = (
@@ -254,6 +264,22 @@ class Document(QObject):
             show_weights=self.show_weights,
             order_hint=self._hint(previous) if previous is not None else None,
         )
+
+    def derived(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered until the next edit or undo: the panels ask for the same
+        whole-graph facts (validation, FLOPs) on every refresh, and a load worker can hand
+        them over made (``facts``), so that a 100k-node graph opens without the GUI thread
+        spending seconds on them."""
+        found = self._derived.get(name)
+        if found is not None and found[0] == self._edits:
+            return cast(T, found[1])
+        value = compute()
+        self._derived[name] = (self._edits, value)
+        return value
+
+    def fact(self, name: str) -> object:
+        """The whole-graph fact ``name`` of ``graph_facts.FACTS``, made once per edit count."""
+        return self.derived(name, lambda: FACTS[name](self.graph))
 
     def _view_state(self) -> tuple[set[str], str, bool]:
         return set(self.expanded), self.direction, self.show_weights

@@ -176,8 +176,9 @@ class MainWindow(QMainWindow):
         drawing: Drawing | None = None,
         expanded: set[str] | None = None,
         fmt: str = "",
+        facts: dict[str, object] | None = None,
     ) -> GraphView:
-        doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded)
+        doc = Document(graph, path, fmt, drawing=drawing, expanded=expanded, facts=facts)
         # View > Weights as Nodes decides for every new tab (off: weights folded into boxes)
         doc.show_weights = self.menus.weights.isChecked()
         if doc.drawing.weights_as_nodes != doc.show_weights:
@@ -199,12 +200,18 @@ class MainWindow(QMainWindow):
         return view
 
     def _loaded(
-        self, job: LoadJob, graph: Graph, drawing: Drawing, expanded: set[str], fmt: str
+        self,
+        job: LoadJob,
+        graph: Graph,
+        drawing: Drawing,
+        expanded: set[str],
+        fmt: str,
+        facts: dict[str, object],
     ) -> None:
         self._finish(job)
         if job.cancelled:
             return
-        self.add_document(graph, job.path, drawing, expanded, fmt)
+        self.add_document(graph, job.path, drawing, expanded, fmt, facts)
         self.recent_files.remember(job.path)
 
     def _failed(self, job: LoadJob, message: str) -> None:

@@ -21,6 +21,7 @@ from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
 from xocview.ui.first_view import initial_expanded
+from xocview.ui.graph_facts import graph_facts
 from xocview.ui.progress import Cancelled, WorkProgress
 
 __all__ = ["LoadJob", "LoadSignals", "RelayoutJob", "internal_error"]
@@ -30,10 +31,10 @@ _TURNS = threading.BoundedSemaphore(max(2, min(4, os.cpu_count() or 2)))
 
 
 class LoadSignals(QObject):
-    """``done(job, graph, drawing, expanded, fmt)`` or ``failed(job, message)``; meanwhile
+    """``done(job, graph, drawing, expanded, fmt, facts)`` or ``failed(job, message)``; meanwhile
     ``progress(job, done, total)`` while the first view is laid out."""
 
-    done = Signal(object, object, object, object, str)
+    done = Signal(object, object, object, object, str, object)  # ..., facts
     failed = Signal(object, str)
     progress = Signal(object, int, int)
 
@@ -70,8 +71,12 @@ class LoadJob:
             try:
                 graph, fmt = load_source(Source(self.path))
                 self.progress.check()
-                expanded = initial_expanded(graph, Hierarchy(graph))
+                hierarchy = Hierarchy(graph)
+                expanded = initial_expanded(graph, hierarchy)
                 drawing = build_drawing(graph, expanded, progress=self.progress)
+                self.progress.check()
+                facts = graph_facts(graph)  # what the panels show first: not on the GUI thread
+                facts["hierarchy"] = hierarchy
             except Cancelled:
                 return
             except XocviewError as e:
@@ -81,7 +86,7 @@ class LoadJob:
                 self._emit_failed(internal_error(str(self.path), e))
                 return
         if not self.cancelled:
-            self.signals.done.emit(self, graph, drawing, expanded, fmt.NAME)
+            self.signals.done.emit(self, graph, drawing, expanded, fmt.NAME, facts)
 
     def _emit_failed(self, message: str) -> None:
         if not self.cancelled:

@@ -7,12 +7,13 @@ names, expanding the groups around it.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from xocview.errors import shorten_message
-from xocview.model import Finding, validate
+from xocview.model import Finding
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 
@@ -53,7 +54,8 @@ class ProblemsPanel(QWidget):
 
     def refresh(self) -> None:
         self.list.clear()
-        self.findings = validate(self.doc.graph) if self.doc is not None else []
+        doc = self.doc
+        self.findings = cast(list[Finding], doc.fact("validate")) if doc else []
         errors = sum(f.severity == "error" for f in self.findings)
         warnings = len(self.findings) - errors
         self.summary.setText(f"{errors} errors, {warnings} warnings" if self.doc else "")

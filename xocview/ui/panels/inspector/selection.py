@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 from PySide6.QtWidgets import QTreeWidgetItem
@@ -14,7 +15,7 @@ from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import OpDoc, node_doc, roles
 from xocview.model.analyses.parameters import parameters
 from xocview.model.analyses.profile import format_ms, stored_time
-from xocview.model.analyses.summary import shape_text, summarize
+from xocview.model.analyses.summary import GraphSummary, shape_text
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.inspector.cells import Cells, parse_value
@@ -147,7 +148,7 @@ def tensor_rows(
 
 def graph_rows(cells: Cells, doc: Document) -> None:
     g = doc.graph
-    s = summarize(g)
+    s = cast(GraphSummary, doc.fact("summary"))
     t = cells.tree
     cells.row(t, "Graph", s.name)
     cells.row(t, "Id", s.id)
@@ -156,7 +157,7 @@ def graph_rows(cells: Cells, doc: Document) -> None:
     cells.row(t, "Nodes", f"{s.num_nodes} ({s.num_groups} groups, depth {s.hierarchy_depth})")
     cells.row(t, "Tensors", f"{s.num_tensors}")
     cells.row(t, "Parameters", f"{s.parameters:,}")
-    total, unknown, assumed = opfacts.graph_flops_assuming(g, 1)
+    total, unknown, assumed = cast(tuple[int, int, bool], doc.fact("flops_at_batch_1"))
     cells.row(t, "FLOPs", opfacts.flops_text(total, assumed, unknown))
     ins = cells.row(t, "Inputs", str(len(g.inputs)))
     for k in g.inputs:
