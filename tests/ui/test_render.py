@@ -64,3 +64,19 @@ def test_a_picture_that_cannot_be_written_names_the_path_and_leaves_nothing(
         render.render_to_file(d, target)
     assert str(target) in str(info.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_overview_of_a_huge_drawing_leaves_the_edges_out(
+    qapp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xocview.ui.canvas import overview
+    from xocview.ui.canvas.style import theme
+
+    d = build_drawing(flat_graph(600))
+    small = overview.render_overview(d, theme("light"), 0.05)
+    assert len(d.paint_cache["far_edges"]) == len(d.edges)  # each edge drawn once, kept
+    d = build_drawing(flat_graph(600))
+    monkeypatch.setattr(overview, "OVERVIEW_MAX_EDGES", len(d.edges) - 1)
+    huge = overview.render_overview(d, theme("light"), 0.05)
+    assert "far_edges" not in d.paint_cache
+    assert (huge.width(), huge.height()) == (small.width(), small.height())

@@ -14,6 +14,9 @@ __all__ = ["OVERVIEW_FROM_ITEMS", "OVERVIEW_PIXELS", "overview_scale", "render_o
 
 OVERVIEW_FROM_ITEMS = 3000  # graphs with at least this many boxes get a cached overview
 OVERVIEW_PIXELS = 4096  # longest side of the overview picture
+# Above this many edges the overview shows boxes and frames only: at a few pixels a box the
+# edges of a huge drawing are a grey wash, and making them would hold the window for seconds.
+OVERVIEW_MAX_EDGES = 20_000
 
 
 def overview_scale(d: Drawing) -> float:
@@ -23,7 +26,8 @@ def overview_scale(d: Drawing) -> float:
 def render_overview(
     d: Drawing, style: Style, scale: float, heat: HeatLevels | None = None
 ) -> QImage:
-    """The whole drawing at ``scale`` (boxes and straight edges), painted once."""
+    """The whole drawing at ``scale`` (boxes, and straight edges unless there are more than
+    ``OVERVIEW_MAX_EDGES``), painted once."""
     image = QImage(
         max(1, round(d.width * scale)),
         max(1, round(d.height * scale)),
@@ -32,6 +36,14 @@ def render_overview(
     image.fill(style.background)
     painter = QPainter(image)
     painter.scale(scale, scale)
-    paint_drawing(painter, d, style, QRectF(0, 0, d.width, d.height), scale, heat=heat)
+    paint_drawing(
+        painter,
+        d,
+        style,
+        QRectF(0, 0, d.width, d.height),
+        scale,
+        heat=heat,
+        edges=len(d.edges) <= OVERVIEW_MAX_EDGES,
+    )
     painter.end()
     return image

@@ -38,6 +38,7 @@ def paint_drawing(
     highlighted: set[int] | None = None,
     heat: HeatLevels | None = None,
     labels_later: Callable[[], None] | None = None,
+    edges: bool = True,
 ) -> None:
     """Paint the part of ``d`` inside ``rect`` (scene units) at ``scale`` pixels per unit.
 
@@ -45,14 +46,15 @@ def paint_drawing(
     have no value) instead of their category's colour. With ``labels_later``, shape labels not
     placed yet are left out of this frame and ``labels_later()`` is called to have them placed
     elsewhere (placing weighs every label of the drawing: seconds at 100k boxes); without, they
-    are placed here.
+    are placed here. ``edges=False`` leaves the edges out (an overview of a huge drawing).
     """
     x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
     detail = scale >= LOD_DETAIL
     titles = scale >= LOD_TITLES
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, titles)
     _frames(painter, d, style, x0, y0, x1, y1, titles)
-    _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
+    if edges:
+        _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
     if detail:
         if labels_later is not None and not labels_placed(d, style):
             labels_later()
@@ -87,22 +89,49 @@ def _frames(
     y1: float,
     titles: bool,
 ) -> None:
-    for k, (_g, outline) in enumerate(d.frames):
-        fx0, fy0 = outline.min(axis=0)
-        fx1, fy1 = outline.max(axis=0)
-        if fx1 < x0 or fx0 > x1 or fy1 < y0 or fy0 > y1:
-            continue
-        painter.setPen(style.frame_pen)
-        painter.setBrush(style.frame_brush)
-        painter.drawPolygon(QPolygonF([QPointF(px, py) for px, py in outline.tolist()]))
+    """The group frames meeting the rectangle, outermost first (frames are rectangles)."""
+    boxes = _frame_boxes(d)
+    shown = np.flatnonzero(
+        (boxes[:, 2] >= x0) & (boxes[:, 0] <= x1) & (boxes[:, 3] >= y0) & (boxes[:, 1] <= y1)
+    )
+    if not len(shown):
+        return
+    pen = style.frame_pen if titles else style.frame_pen_far
+    painter.setPen(pen)
+    painter.setBrush(style.frame_brush)
+    if not titles:  # far out: all in one call, outermost first as they come
+        painter.drawRects([QRectF(a, b, c - a, e - b) for a, b, c, e in boxes[shown].tolist()])
+        return
+    for k in shown.tolist():
+        fx0, fy0, fx1, fy1 = boxes[k].tolist()
+        painter.drawRect(QRectF(fx0, fy0, fx1 - fx0, fy1 - fy0))
         if titles:
             painter.setPen(style.text)
             painter.setFont(style.detail_font)
             painter.drawText(
-                frame_title_rect(outline),
+                frame_title_rect(d.frames[k][1]),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 f"\u2212  {d.frame_titles[k]}",
             )
+            painter.setPen(pen)
+
+
+def _frame_boxes(d: Drawing) -> np.ndarray:
+    """(x0, y0, x1, y1) of every frame, made once per drawing: a frame of a 30k-frame drawing
+    must not cost two numpy reductions per frame per paint."""
+    cached = d.paint_cache.get("frame_boxes")
+    if cached is None:
+        if d.frames:
+            outlines = [outline for _, outline in d.frames]
+            pts = np.concatenate(outlines)
+            starts = np.cumsum([0] + [len(o) for o in outlines[:-1]])
+            lo = np.minimum.reduceat(pts, starts, axis=0)
+            hi = np.maximum.reduceat(pts, starts, axis=0)
+            cached = np.concatenate([lo, hi], axis=1)
+        else:
+            cached = np.zeros((0, 4))
+        d.paint_cache["frame_boxes"] = cached
+    return cast(np.ndarray, cached)
 
 
 def frame_title_rect(outline: np.ndarray) -> QRectF:
@@ -158,14 +187,15 @@ def _far_boxes(
         painter.drawRects([rects[i] for i in group.tolist()])
 
 
-def _far_edges(d: Drawing) -> list[QPolygonF]:
-    """Every edge as a polyline, built once per drawing, since far out a frame would otherwise
-    spend its time making the same polygons again."""
-    cached = d.paint_cache.get("far_edges")
-    if cached is None:
-        cached = [QPolygonF([QPointF(px, py) for px, py in pts.tolist()]) for pts in d.edges]
-        d.paint_cache["far_edges"] = cached
-    return cast(list[QPolygonF], cached)
+def _far_polyline(d: Drawing, e: int) -> QPolygonF:
+    """Edge ``e`` as a polyline, made on first use and kept with the drawing: far out a frame
+    would otherwise make the same polygons again, and making all 128k of a big drawing at once
+    would hold the window for a second and more."""
+    cache = cast(dict[int, QPolygonF], d.paint_cache.setdefault("far_edges", {}))
+    polygon = cache.get(e)
+    if polygon is None:
+        polygon = cache[e] = QPolygonF([QPointF(px, py) for px, py in d.edges[e].tolist()])
+    return polygon
 
 
 def _edges(
@@ -181,13 +211,12 @@ def _edges(
     if not detail:
         # One polyline per edge: stroking all of them as one path makes Qt's stroker work on
         # the whole path at once, minutes for the 14k edges of an expanded 20k-node graph.
-        polygons = _far_edges(d)
         painter.setPen(style.edge_pen_far)
         for e in edges.tolist():
-            painter.drawPolyline(polygons[e])
+            painter.drawPolyline(_far_polyline(d, e))
         painter.setPen(style.edge_pen_highlight)
         for e in highlighted:
-            painter.drawPolyline(polygons[e])
+            painter.drawPolyline(_far_polyline(d, e))
         return
     later = []
     for e in edges.tolist():
