@@ -55,6 +55,29 @@ def test_one_group_around_everything_is_opened(tmp_path: Path) -> None:
     assert boxes(graph, initial_expanded(graph, h)) > 1
 
 
+def test_a_deep_model_opens_on_its_layers_not_on_a_handful_of_boxes(tmp_path: Path) -> None:
+    """GPT-2's exports put 272 layers (and the mask and embedding nodes) in one transformer
+    scope, beside the inputs, the head and the output: more than FIRST_VIEW_BOXES, yet five
+    boxes tell nothing. A level within LEVEL_LIMIT opens when the view has fewer than
+    FEW_BOXES boxes; its layers stay closed."""
+    from xocview.model.sections import LEVEL_LIMIT
+    from xocview.ui.first_view import FEW_BOXES, FIRST_VIEW_BOXES
+
+    model = transformer_like(3200)  # 320 layers
+    for node in model.graph.node:
+        if node.name.startswith("/layers"):
+            node.name = "/transformer" + node.name
+    path = tmp_path / "deep.onnx"
+    onnx.save(model, path)
+    graph = load(path)
+    h = Hierarchy(graph)
+    closed = boxes(graph, set())
+    assert closed < FEW_BOXES
+    expanded = initial_expanded(graph, h)
+    assert expanded == {"/transformer"}
+    assert FIRST_VIEW_BOXES < boxes(graph, expanded) <= LEVEL_LIMIT
+
+
 def test_a_flat_graph_shows_every_node() -> None:
     graph = load(SAMPLES / "simple_model.json")
     h = Hierarchy(graph)

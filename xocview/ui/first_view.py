@@ -7,10 +7,12 @@ import numpy as np
 
 from xocview.model import Graph, Hierarchy
 from xocview.model.boxes import box_weights
+from xocview.model.sections import LEVEL_LIMIT
 
 __all__ = ["FIRST_VIEW_BOXES", "initial_expanded"]
 
 FIRST_VIEW_BOXES = 300  # the first view opens groups while at most this many boxes show
+FEW_BOXES = 10  # ... but a view of fewer boxes opens a level of up to LEVEL_LIMIT boxes
 
 
 def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
@@ -19,7 +21,10 @@ def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
     A level of groups opens when the boxes stay within ``FIRST_VIEW_BOXES`` after it (a level
     opens whole, so that repeated blocks look alike); a group that is the only box on screen
     always opens, and so does a group whose opening adds no box (a single-child chain), so the
-    first view is never one lonely box. Derived sections (``model/sections.py``) are the one
+    first view is never one lonely box; nor a handful: a view of fewer than ``FEW_BOXES`` boxes
+    opens a level that stays within ``LEVEL_LIMIT`` (the most a level draws before sections
+    split it), so a 272-layer GPT-2 opens on its layers, not on one "transformer" box. Derived
+    sections (``model/sections.py``) are the one
     exception: they open one by one in their order while the boxes fit, so that a flat graph
     opens on its inputs (of parts made of parts only the first, on the way down to nodes).
     The count follows ``visible_graph`` (an expanded group becomes a frame, or stays a box when
@@ -43,7 +48,8 @@ def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
     while level:
         grows = {g: int(inside[g + 1]) - (0 if has_io[g] else 1) for g in level}
         nested = any(section[g] and _holds_sections(g, section, kids, h) for g in level)
-        if count > 1 and (nested or count + sum(grows.values()) > FIRST_VIEW_BOXES):
+        budget = FIRST_VIEW_BOXES if count >= FEW_BOXES else LEVEL_LIMIT
+        if count > 1 and (nested or count + sum(grows.values()) > budget):
             chains = [g for g in level if grows[g] <= 0]  # a whole level, or only its chains
             room = count + sum(grows[g] for g in chains)
             level = chains + _sections_that_fit(level, grows, room, section, kids, h)
