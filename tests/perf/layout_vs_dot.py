@@ -1,14 +1,18 @@
-"""xocview's layout against Graphviz dot on the same graphs, in the same run.
+"""xocview's layout against Graphviz dot and Netron's dagre on the same graphs, in one run.
 
-For every ONNX light model (one vertex per node), every corpus graph and synthetic layered
-DAGs of 1k, 5k, 20k and 50k nodes (fixed seeds) it prints: xocview's time and dot's, edge
-crossings of both counted by one function on the final polylines (dot's from -Tplain spline
-points), total edge length and drawing size. dot is capped at --timeout seconds.
+For every ONNX light model (one vertex per node), every corpus graph, synthetic layered DAGs,
+chains (a chained model's spine) and NN-like DAGs (``nn_like``) of 1k, 5k, 20k and 50k nodes
+(fixed seeds) it prints: xocview's time, dot's and dagre's, edge crossings of all three
+counted by one function on the final polylines (dot's from -Tplain spline points), total
+edge length and drawing size. dot and dagre are capped at --timeout seconds.
 
     python tests/perf/layout_vs_dot.py [--sizes 1000 5000 20000 50000] [--timeout 300]
+        [--only chain nn-like] [--no-dot] [--no-dagre]
 
-Needs Graphviz (Debian package graphviz) for the comparison; it is a benchmark-only
-dependency.
+Needs Graphviz (Debian package graphviz) and node with the netron package (bench extra,
+tests/perf/dagre_runner.py) for the comparison; both are benchmark-only dependencies.
+Targets (issue 19): >= 3x faster than dagre at 5k, 20k and 50k on the chains and NN-like
+DAGs, with no more crossings than dot where dot finishes and at most a fifth of dagre's.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from polyline_crossings import count_crossings, total_length  # tests/perf/, beside us
+from dagre_runner import dagre_available, run_dagre  # tests/perf/, beside us
+from polyline_crossings import count_crossings, total_length
 
 from xocview.errors import XocviewError
 from xocview.formats import load
@@ -54,6 +59,44 @@ def synthetic(n: int, seed: int = 0, width: int = 25, extra: float = 0.35) -> Gr
     return f"synthetic {n}", n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
 
 
+def chain(n: int) -> Graph:
+    """A chained model's spine: n nodes one after the other."""
+    v = np.arange(n - 1, dtype=np.int64)
+    return f"chain {n}", n, v, v + 1
+
+
+def nn_like(n: int, seed: int = 0) -> Graph:
+    """A network-like DAG of about ``n`` nodes: a compute spine whose forks re-merge, residual
+    edges back up to 32 steps (p=0.1), 0-2 constant sources per compute node, and 3 hub
+    sources (like attention masks) each feeding 0.2% of the compute nodes through long edges.
+    """
+    rng = np.random.default_rng(seed)
+    m = max(2, (n - 3) // 2)  # compute nodes; about as many constants come on top
+    src: list[int] = []
+    dst: list[int] = []
+    for i in range(1, m):
+        src.append(i - 1)
+        dst.append(i)
+        if i >= 2 and rng.random() < 0.2:  # a fork of two re-merging here
+            src.append(i - 2)
+            dst.append(i)
+        if i >= 3 and rng.random() < 0.1:  # a residual edge
+            src.append(i - int(rng.integers(3, min(32, i) + 1)))
+            dst.append(i)
+    k = m
+    for i in range(m):
+        for _ in range(int(rng.integers(0, 3))):
+            src.append(k)
+            dst.append(i)
+            k += 1
+    for _hub in range(3):
+        for i in rng.choice(m, size=max(1, m // 500), replace=False).tolist():
+            src.append(k)
+            dst.append(int(i))
+        k += 1
+    return f"nn-like {k}", k, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+
+
 def graphs(sizes: list[int]) -> Iterator[Graph]:
     light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
     files = sorted(light.glob("*.onnx"))
@@ -67,8 +110,9 @@ def graphs(sizes: list[int]) -> Iterator[Graph]:
             continue
         ix = g.index
         yield path.stem, len(g.nodes), ix.edge_src, ix.edge_dst
-    for n in sizes:
-        yield synthetic(n)
+    for make in (synthetic, chain, nn_like):
+        for n in sizes:
+            yield make(n)
 
 
 def run_dot(
@@ -131,17 +175,26 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000, 20000, 50000])
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--repeat", type=int, default=3, help="xocview runs per graph (median)")
+    ap.add_argument("--only", nargs="*", help="graphs whose name starts with one of these")
+    ap.add_argument("--no-dot", action="store_true")
+    ap.add_argument("--no-dagre", action="store_true")
     args = ap.parse_args()
-    has_dot = shutil.which("dot") is not None
-    if not has_dot:
-        print("Graphviz dot not found: printing xocview's figures only", file=sys.stderr)
+    has_dot = shutil.which("dot") is not None and not args.no_dot
+    if shutil.which("dot") is None:
+        print("Graphviz dot not found: no dot column", file=sys.stderr)
+    why = dagre_available()
+    has_dagre = why is None and not args.no_dagre
+    if why:
+        print(f"dagre not run: {why}", file=sys.stderr)
     head = (
-        f"{'graph':<42}{'nodes':>7}{'ours s':>9}{'dot s':>9}{'ratio':>7}"
-        f"{'cross':>8}{'dot':>8}{'length':>11}{'dot':>11}{'size':>14}{'dot':>14}"
+        f"{'graph':<34}{'nodes':>7}{'ours s':>9}{'dot s':>9}{'dagre s':>9}{'dagre/us':>9}"
+        f"{'cross':>8}{'dot':>8}{'dagre':>8}{'length':>11}{'dot':>11}{'size':>14}{'dot':>14}"
     )
     print(head)
     totals = {"ours": 0, "dot": 0}
     for name, n, src, dst in graphs(args.sizes):
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
         w, h = np.full(n, NODE_W), np.full(n, NODE_H)
         times = []
         for _ in range(args.repeat):
@@ -150,21 +203,22 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         ours = statistics.median(times)
         cross = count_crossings(res.points, src, dst)
-        row = f"{name[:41]:<42}{n:>7}{ours:>9.3f}"
         dot = run_dot(n, src, dst, args.timeout) if has_dot else None
-        if dot is None:
-            row += f"{'timeout' if has_dot else '-':>9}{'':>7}{cross:>8}{'-':>8}"
-            row += f"{total_length(res.points):>11.0f}{'-':>11}"
-            row += f"{f'{res.width:.0f}x{res.height:.0f}':>14}{'-':>14}"
-        else:
-            dt, lines, dw, dh = dot
-            dcross = count_crossings(lines, src, dst)
-            if name.startswith("light_"):
-                totals["ours"] += cross
-                totals["dot"] += dcross
-            row += f"{dt:>9.3f}{ours / dt:>7.2f}{cross:>8}{dcross:>8}"
-            row += f"{total_length(res.points):>11.0f}{total_length(lines):>11.0f}"
-            row += f"{f'{res.width:.0f}x{res.height:.0f}':>14}{f'{dw:.0f}x{dh:.0f}':>14}"
+        dagre = run_dagre(src, dst, w, h, args.timeout) if has_dagre else None
+        row = f"{name[:33]:<34}{n:>7}{ours:>9.3f}"
+        row += f"{dot[0]:>9.2f}" if dot else f"{'timeout' if has_dot else '-':>9}"
+        row += f"{dagre[0]:>9.2f}{dagre[0] / ours:>9.2f}" if dagre else f"{'-':>9}{'':>9}"
+        dcross = count_crossings(dot[1], src, dst) if dot else None
+        gcross = count_crossings(dagre[1], src, dst) if dagre else None
+        row += f"{cross:>8}{dcross if dcross is not None else '-':>8}"
+        row += f"{gcross if gcross is not None else '-':>8}"
+        row += f"{total_length(res.points):>11.0f}"
+        row += f"{total_length(dot[1]):>11.0f}" if dot else f"{'-':>11}"
+        row += f"{f'{res.width:.0f}x{res.height:.0f}':>14}"
+        row += f"{f'{dot[2]:.0f}x{dot[3]:.0f}':>14}" if dot else f"{'-':>14}"
+        if dot and dcross is not None and name.startswith("light_"):
+            totals["ours"] += cross
+            totals["dot"] += dcross
         print(row, flush=True)
     if has_dot:
         print(f"crossings over the light models: xocview {totals['ours']}, dot {totals['dot']}")
