@@ -162,3 +162,69 @@ def test_transpose_removes_a_crossing_a_swap_can_fix() -> None:
     adj = Adjacency(4, np.array([0, 1]), np.array([3, 2]))
     out = transpose(pos, rank, np.zeros(4, dtype=np.int64), adj)
     assert out.tolist() in ([0, 1, 1, 0], [1, 0, 0, 1])
+
+
+def _pav(target: list[float], weight: list[float]) -> list[float]:
+    """Pool adjacent violators, one element at a time: the reference for the vectorised one."""
+    blocks: list[list[float]] = []  # [mean, weight, size]
+    for t, w in zip(target, weight, strict=True):
+        blocks.append([t, w, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, s2 = blocks.pop()
+            m1, w1, s1 = blocks[-1]
+            blocks[-1] = [(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, s1 + s2]
+    return [m for m, _, s in blocks for _ in range(int(s))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.floats(-1e3, 1e3, allow_nan=False), st.floats(1e-3, 10.0, allow_nan=False)
+            ),
+            min_size=1,
+            max_size=40,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_grouped_isotonic_regression_matches_pooling_each_group(groups: list) -> None:
+    from xocview.layout.position import isotonic_groups
+
+    target = np.array([t for g in groups for t, _ in g])
+    weight = np.array([w for g in groups for _, w in g])
+    ids = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    want = [y for g in groups for y in _pav([t for t, _ in g], [w for _, w in g])]
+    assert np.allclose(isotonic_groups(target, weight, ids), want, rtol=1e-9, atol=1e-6)
+
+
+def test_long_falls_after_long_rises_pool_exactly() -> None:
+    # more pooling passes than the vectorised loop makes: the rest is pooled one by one
+    from xocview.layout.position import isotonic_groups
+
+    target = np.concatenate([np.arange(200.0), [-1e4], np.arange(50.0)])
+    weight = np.ones(len(target))
+    ids = np.repeat([0, 1], [201, 50])
+    got = isotonic_groups(target, weight, ids)
+    assert np.allclose(got, _pav(target[:201].tolist(), [1.0] * 201) + list(range(50)))
+
+
+def test_a_spine_with_weights_beside_some_layers_stays_straight() -> None:
+    # x -> conv(x, w, b) -> relu -> relu -> conv(., w, b) ...: the layers with weights are
+    # three boxes wide, the others one; the spine must be one vertical line
+    spine, src, dst, n = [0], [], [], 1
+    for _ in range(12):
+        conv = n
+        w, b = n + 1, n + 2
+        src += [spine[-1], w, b]
+        dst += [conv, conv, conv]
+        relu1, relu2 = n + 3, n + 4
+        src += [conv, relu1]
+        dst += [relu1, relu2]
+        spine += [conv, relu1, relu2]
+        n += 5
+    r = layout(n, np.array(src), np.array(dst), np.full(n, 80.0), np.full(n, 30.0))
+    xs = r.x[np.array(spine[1:])]
+    assert np.ptp(xs) < 20, xs

@@ -12,7 +12,7 @@ from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
 from xocview.layout.order import Layers, order_layers
-from xocview.layout.position import balance, centered_layers, layer_y
+from xocview.layout.position import balance, centered_layers, layer_sequence, layer_y, leaves
 from xocview.layout.rank import assign_ranks
 from xocview.layout.route import route_edges
 from xocview.layout.wrap import plan_columns
@@ -98,9 +98,12 @@ def layout(
     dummy = np.arange(lg.num_nodes) >= n
     w_all = np.concatenate([w, np.zeros(lg.num_nodes - n)])
     h_all = np.concatenate([h, np.zeros(lg.num_nodes - n)])
-    ordered = [m[np.argsort(pos[m])] for m in layers.nodes]
-    x = centered_layers(ordered, dummy, w_all, node_sep, node_sep / 2)
-    x = balance(x, ordered, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2)
+    seq, first = layer_sequence(lg.rank, pos)
+    leaf = leaves(lg.num_nodes, lg.seg_src, lg.seg_dst, dummy)
+    x = centered_layers(seq, first, dummy, w_all, node_sep, node_sep / 2, leaf)
+    x = balance(
+        x, seq, first, lg.rank, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2
+    )
     x = side_by_side(x, w_all, comp, node_sep * 2)
     centres = layer_y(lg.rank, h_all, layers.count, rank_sep) if n else np.zeros(0)
     y = centres[lg.rank] if n else np.zeros(0)
