@@ -37,6 +37,30 @@ def test_reversing_the_feedback_set_leaves_a_dag_with_feasible_short_ranks(g: La
     assert total_span(dag, rank) <= total_span(dag, levels)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    widths=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=12),
+    seed=st.integers(min_value=0, max_value=2**16),
+)
+def test_levels_are_longest_paths_through_narrow_and_wide_rounds(widths: list, seed: int) -> None:
+    # layers of 1 to 40 nodes, so Kahn's rounds switch between node by node and arrays
+    rng = np.random.default_rng(seed)
+    layer = np.repeat(np.arange(len(widths)), widths)
+    src, dst = [], []
+    for v in range(len(layer)):
+        above = np.flatnonzero(layer < layer[v])
+        for u in rng.choice(above, size=min(len(above), 2), replace=False):
+            src.append(int(u))
+            dst.append(v)
+    g = LayoutGraph(len(layer), np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
+    want = np.zeros(g.n, dtype=np.int64)
+    for v in range(g.n):  # nodes are numbered in a topological order
+        preds = g.src[g.dst == v]
+        if len(preds):
+            want[v] = want[preds].max() + 1
+    assert topological_levels(g).tolist() == want.tolist()
+
+
 def test_dags_reverse_nothing() -> None:
     g = LayoutGraph(4, np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3]))
     assert not feedback_edges(g).any()
