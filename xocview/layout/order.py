@@ -76,14 +76,27 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
     swap_group = comp  # nodes swap only with neighbours of their own component
     best, best_cross = pos.copy(), layers.crossings(pos)
     stale = 0
+    # A layer sorted against a neighbour comes out the same while neither has changed since:
+    # such sorts are skipped (most layers of a deep graph settle after a few sweeps).
+    version = [0] * layers.count
+    sorted_at: dict[tuple[int, bool], tuple[int, int]] = {}
     for sweep in range(_MAX_SWEEPS):
         if best_cross == 0:
             break
         down = sweep % 2 == 0
         rng = range(1, layers.count) if down else range(layers.count - 2, -1, -1)
         for r in rng:
-            _sort_layer(layers, pos, r, down)
+            fixed = r - 1 if down else r + 1
+            seen = (version[r], version[fixed])
+            if sorted_at.get((r, down)) == seen:
+                continue
+            if _sort_layer(layers, pos, r, down):
+                version[r] += 1
+            sorted_at[(r, down)] = (version[r], version[fixed])
+        before = pos
         pos = transpose(pos, lg.rank, swap_group, adjacency, ties=sweep % 4 >= 2)
+        for r in np.unique(lg.rank[pos != before]).tolist():
+            version[r] += 1
         cross = layers.crossings(pos)
         if cross < best_cross:
             best, best_cross, stale = pos.copy(), cross, 0
@@ -182,10 +195,11 @@ def _neighbour_medians(plan: _MedianPlan, pos: np.ndarray) -> np.ndarray:
     return med
 
 
-def _sort_layer(layers: Layers, pos: np.ndarray, r: int, down: bool) -> None:
+def _sort_layer(layers: Layers, pos: np.ndarray, r: int, down: bool) -> bool:
+    """Sort layer ``r`` by its neighbours' medians; True when its order changed."""
     members = layers.nodes[r]
     if len(members) < 2:
-        return
+        return False
     plan = layers.plan(r, down)
     key = _neighbour_medians(plan, pos)
     current = pos[members].astype(np.float64)
@@ -197,7 +211,10 @@ def _sort_layer(layers: Layers, pos: np.ndarray, r: int, down: bool) -> None:
         order = np.lexsort((current, key))
     else:
         order = np.lexsort((current, key, plan.comp))
+    if (current[order] == plan.slots).all():
+        return False
     pos[members[order]] = plan.slots
+    return True
 
 
 def _fill_in_place(key: np.ndarray, current: np.ndarray) -> np.ndarray:
