@@ -117,7 +117,8 @@ def graphs(sizes: list[int]) -> Iterator[Graph]:
 
 def run_dot(
     n: int, src: np.ndarray, dst: np.ndarray, timeout: float
-) -> tuple[float, list[np.ndarray], float, float] | None:
+) -> tuple[float, list[np.ndarray], float, float] | str:
+    """dot's time, polylines and size; or why it has none ("timeout", "crashed")."""
     lines = [
         "digraph G {",
         f"nodesep={NODE_SEP / 72:.4f}; ranksep={RANK_SEP / 72:.4f};",
@@ -138,7 +139,9 @@ def run_dot(
             check=True,
         ).stdout
     except subprocess.TimeoutExpired:
-        return None
+        return "timeout"
+    except subprocess.CalledProcessError:  # dot 2.42 overflows its stack on 50k chains
+        return "crashed"
     elapsed = time.perf_counter() - start
     polylines: list[np.ndarray] = []
     height = width = 0.0
@@ -203,10 +206,11 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         ours = statistics.median(times)
         cross = count_crossings(res.points, src, dst)
-        dot = run_dot(n, src, dst, args.timeout) if has_dot else None
+        ran = run_dot(n, src, dst, args.timeout) if has_dot else "-"
+        dot = None if isinstance(ran, str) else ran
         dagre = run_dagre(src, dst, w, h, args.timeout) if has_dagre else None
         row = f"{name[:33]:<34}{n:>7}{ours:>9.3f}"
-        row += f"{dot[0]:>9.2f}" if dot else f"{'timeout' if has_dot else '-':>9}"
+        row += f"{dot[0]:>9.2f}" if dot else f"{ran:>9}"
         row += f"{dagre[0]:>9.2f}{dagre[0] / ours:>9.2f}" if dagre else f"{'-':>9}{'':>9}"
         dcross = count_crossings(dot[1], src, dst) if dot else None
         gcross = count_crossings(dagre[1], src, dst) if dagre else None
