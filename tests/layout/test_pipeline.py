@@ -228,3 +228,22 @@ def test_a_spine_with_weights_beside_some_layers_stays_straight() -> None:
     r = layout(n, np.array(src), np.array(dst), np.full(n, 80.0), np.full(n, 30.0))
     xs = r.x[np.array(spine[1:])]
     assert np.ptp(xs) < 20, xs
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=graphs(), seed=st.integers(min_value=0, max_value=2**16))
+def test_small_layers_sorted_in_python_order_as_the_arrays_do(g: tuple, seed: int) -> None:
+    from xocview.layout import order
+
+    n, src, dst, w, h = g
+    rng = np.random.default_rng(seed)
+    extra = rng.integers(0, max(n, 1), size=(2, 3 * n))  # denser: medians of 3 and 4
+    src, dst = np.concatenate([src, extra[0]]), np.concatenate([dst, extra[1]])
+    small = layout(n, src, dst, w, h)
+    saved = order._SMALL
+    order._SMALL = 0
+    try:
+        arrays = layout(n, src, dst, w, h)
+    finally:
+        order._SMALL = saved
+    assert small.order.tolist() == arrays.order.tolist()

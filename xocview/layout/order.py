@@ -24,6 +24,7 @@ __all__ = ["Layers", "order_layers"]
 _I = np.int64
 _MAX_SWEEPS = 24
 _PATIENCE = 6
+_SMALL = 12  # layers with fewer nodes are sorted in plain Python (array calls cost more)
 
 
 class Layers:
@@ -50,6 +51,7 @@ class Layers:
         ]
         self.seg_upper, self.seg_lower, self.seg_layer = su, sl, upper_rank
         self._plans: dict[tuple[int, bool], _MedianPlan] = {}
+        self._small: dict[tuple[int, bool], _SmallPlan] = {}
 
     def plan(self, r: int, down: bool) -> _MedianPlan:
         """What sorting layer ``r`` against its upper (``down``) or lower neighbour layer needs
@@ -57,6 +59,13 @@ class Layers:
         got = self._plans.get((r, down))
         if got is None:
             got = self._plans[(r, down)] = _MedianPlan(self, r, down)
+        return got
+
+    def small(self, r: int, down: bool) -> _SmallPlan:
+        """``plan`` as Python lists, for a layer with few nodes."""
+        got = self._small.get((r, down))
+        if got is None:
+            got = self._small[(r, down)] = _SmallPlan(self.plan(r, down))
         return got
 
     def crossings(self, pos: np.ndarray) -> int:
@@ -85,12 +94,21 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
             break
         down = sweep % 2 == 0
         rng = range(1, layers.count) if down else range(layers.count - 2, -1, -1)
+        mirror = pos.tolist()  # what small layers read and write, in step with pos
         for r in rng:
             fixed = r - 1 if down else r + 1
             seen = (version[r], version[fixed])
             if sorted_at.get((r, down)) == seen:
                 continue
-            if _sort_layer(layers, pos, r, down):
+            if len(layers.nodes[r]) < _SMALL:
+                changed = _sort_small(layers.small(r, down), pos, mirror)
+            else:
+                changed = _sort_layer(layers, pos, r, down)
+                if changed:
+                    members = layers.nodes[r]
+                    for v, p in zip(members.tolist(), pos[members].tolist(), strict=True):
+                        mirror[v] = p
+            if changed:
                 version[r] += 1
             sorted_at[(r, down)] = (version[r], version[fixed])
         before = pos
@@ -154,6 +172,7 @@ class _MedianPlan:
         slot = layers.slot[mine]
         by_slot = np.argsort(slot, kind="stable")
         self.other = other[by_slot]
+        self.slot_of_other = slot[by_slot]
         fixed = r - 1 if down else r + 1  # the neighbour layer; positions there are below bound
         bound = len(layers.nodes[fixed]) if 0 <= fixed < layers.count else 1
         self.base = slot[by_slot] * bound
@@ -172,6 +191,62 @@ class _MedianPlan:
         comp = layers.comp[members]
         self.comp = comp if k and (comp != comp[0]).any() else None  # one component: no key
         self.slots = np.arange(k, dtype=_I)
+
+
+class _SmallPlan:
+    """A median plan as lists: each member's neighbours on the fixed layer, and its component."""
+
+    def __init__(self, plan: _MedianPlan) -> None:
+        self.members_array = plan.members
+        self.members: list[int] = plan.members.tolist()
+        self.neighbours: list[list[int]] = [[] for _ in self.members]
+        for v, sl in zip(plan.other.tolist(), plan.slot_of_other.tolist(), strict=True):
+            self.neighbours[sl].append(v)
+        self.comp: list[int] | None = None if plan.comp is None else plan.comp.tolist()
+        self.slots = plan.slots
+
+
+def _sort_small(plan: _SmallPlan, pos: np.ndarray, mirror: list[int]) -> bool:
+    """``_sort_layer`` in plain Python: the same keys and the same tie-breaks."""
+    members = plan.members
+    current = [mirror[v] for v in members]
+    keys: list[float | None] = []
+    for nb in plan.neighbours:
+        c = len(nb)
+        if c == 1:
+            keys.append(mirror[nb[0]])
+        elif c == 2:
+            keys.append((mirror[nb[0]] + mirror[nb[1]]) / 2)
+        elif c == 0:
+            keys.append(None)
+        else:
+            ps = sorted([mirror[v] for v in nb])
+            mid_lo, mid_hi = ps[(c - 1) // 2], ps[c // 2]
+            med = (mid_lo + mid_hi) / 2
+            if c % 2 == 0:  # Gansner's weighted median (see _neighbour_medians)
+                left, right = mid_lo - ps[0], ps[-1] - mid_hi
+                if left + right > 0:
+                    med = (mid_lo * right + mid_hi * left) / (left + right)
+            keys.append(med)
+    if None in keys:  # key-less nodes keep their place: the key of the node before them
+        last: float = -1.0
+        for i in sorted(range(len(members)), key=current.__getitem__):
+            got = keys[i]
+            if got is None:
+                keys[i] = last
+            else:
+                last = got
+    index = range(len(members))
+    if plan.comp is None:
+        order = [t[-1] for t in sorted(zip(keys, current, index, strict=True))]
+    else:
+        order = [t[-1] for t in sorted(zip(plan.comp, keys, current, index, strict=True))]
+    if all(current[i] == k for k, i in enumerate(order)):
+        return False
+    for k, i in enumerate(order):
+        mirror[members[i]] = k
+    pos[plan.members_array[order]] = plan.slots
+    return True
 
 
 def _neighbour_medians(plan: _MedianPlan, pos: np.ndarray) -> np.ndarray:
