@@ -141,3 +141,28 @@ def test_a_click_in_the_minimap_moves_the_view(qtbot, window, tmp_path: Path) ->
     qtbot.mouseMove(minimap, QPoint(minimap.width() // 2, minimap.height() // 4))
     qtbot.mouseRelease(minimap, Qt.MouseButton.LeftButton, pos=QPoint(minimap.width() // 2, 6))
     assert centre_y() < after
+
+
+def test_an_idle_canvas_with_its_minimap_paints_no_more_frames(
+    qtbot, window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The minimap floats over the canvas: repainting it must not paint the canvas again and
+    again (each canvas frame used to repaint the minimap, which repainted the canvas...)."""
+    import xocview.ui.canvas.view as canvas_view
+
+    view: GraphView = window.add_document(load(torch_like(tmp_path)), None)
+    qtbot.waitUntil(view.minimap.isVisible)
+    frames = []
+    real = canvas_view.paint_drawing
+    monkeypatch.setattr(
+        canvas_view, "paint_drawing", lambda *a, **k: frames.append(1) or real(*a, **k)
+    )
+    view.refresh()
+    qtbot.wait(300)  # the frame asked for, then whatever follows from it
+    settled = len(frames)
+    assert settled >= 1
+    qtbot.wait(500)
+    assert len(frames) == settled
+    view.viewport().update()  # a repaint with nothing new comes from the cached picture
+    qtbot.wait(100)
+    assert len(frames) == settled

@@ -60,13 +60,18 @@ class GraphView(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
+        # Everything is painted as the background; Qt keeps it in a pixmap until ``refresh``
+        # (or a zoom) says it changed, so that a repaint with nothing new (the status bar
+        # showing progress, a minimap picture arriving) costs a copy, not a frame: 0.3 s a
+        # frame on a 272-layer GPT-2, several times while a layout ran in the background.
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheBackground)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         doc.drawing_changed.connect(self._on_drawing)
-        doc.selection_changed.connect(self.viewport().update)
-        doc.heat_changed.connect(self.viewport().update)
+        doc.selection_changed.connect(self.refresh)
+        doc.heat_changed.connect(self.refresh)
         self._overview: tuple[tuple[object, ...], QImage] | None = None
         self._pending_anchor: tuple[int, QPointF | None] | None = None
         self._sync_scene_rect()
@@ -74,8 +79,9 @@ class GraphView(QGraphicsView):
         self._first_view_pending = False
         doc.failed.connect(self._drop_first_view)
         self.minimap = Minimap(self)
+        self._minimap_state: tuple[object, ...] = ()
         self.labels = LabelPlacer(self)
-        self.labels.ready.connect(self.viewport().update)
+        self.labels.ready.connect(self.refresh)
         self.horizontalScrollBar().valueChanged.connect(self._follow_minimap)
         self.verticalScrollBar().valueChanged.connect(self._follow_minimap)
         self._follow_minimap()
@@ -86,9 +92,14 @@ class GraphView(QGraphicsView):
     def scale_factor(self) -> float:
         return float(self.transform().m11())
 
+    def refresh(self) -> None:
+        """Paint again: what the canvas shows changed (the cached picture is dropped)."""
+        self.resetCachedContent()
+        self.viewport().update()
+
     def set_theme(self, name: str) -> None:
         self.theme_name = name
-        self.viewport().update()
+        self.refresh()
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         rect = QRectF(rect)
@@ -175,13 +186,26 @@ class GraphView(QGraphicsView):
         self._keep_anchor()
         if self._first_view_pending:
             self.first_view()
-        self.viewport().update()
+        self.refresh()
         self._follow_minimap()
 
     def _follow_minimap(self) -> None:
-        """Show the minimap while part of the drawing is off screen, and repaint it."""
+        """Show the minimap while part of the drawing is off screen, and repaint it when what
+        it shows changed. Only then: it floats over the viewport, so repainting it repaints
+        the canvas beneath, whose foreground calls this again (an endless loop of frames,
+        0.1-0.2 s each on a big drawing, that kept the GUI thread busy while idle)."""
         d = self.doc.drawing
         seen = self.mapToScene(self.viewport().rect()).boundingRect()
+        state = (
+            id(d),
+            seen.getRect(),
+            self.viewport().size().toTuple(),
+            self.theme_name,
+            self.doc.heat_key,
+        )
+        if state == self._minimap_state:
+            return
+        self._minimap_state = state
         whole = seen.contains(QRectF(0, 0, d.width, d.height))
         if not whole:
             self.minimap.place()
