@@ -52,3 +52,37 @@ def test_painted_curves_go_around_boxes(qapp, tmp_path: Path, direction: str) ->
             hit = set(np.flatnonzero(inside.any(axis=0)).tolist())
             hit -= {int(d.edge_src[e]), int(d.edge_dst[e])}
             assert not hit, f"{path.name} {direction}: edge {e} is painted through boxes {hit}"
+
+
+@pytest.mark.parametrize("detail", [True, False])
+def test_a_long_route_cut_to_the_frame_paints_the_same_pixels_there(qapp, detail: bool) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QImage, QPainter
+
+    from xocview.ui.canvas.drawing import Drawing
+    from xocview.ui.canvas.painter import _edges
+    from xocview.ui.canvas.style import theme
+
+    # a staircase route of 200 corners down a 4000-unit drawing, seen through a 300x300 frame
+    ys = np.repeat(np.arange(0.0, 4000.0, 40.0), 2)[1:]
+    xs = np.where(np.arange(len(ys)) // 2 % 2 == 0, 100.0, 180.0)
+    route = np.column_stack([xs, ys])
+    d = Drawing(
+        x=np.zeros(0), y=np.zeros(0), w=np.zeros(0), h=np.zeros(0), kind=np.zeros(0, np.int64),
+        title=[], detail=[], category=[], item_node=np.zeros(0, np.int64),
+        item_tensor=np.zeros(0, np.int64), edges=[route], edge_src=np.zeros(1, np.int64),
+        edge_dst=np.zeros(1, np.int64), edge_tensor=np.zeros(1, np.int64), edge_label=[""],
+    )  # fmt: skip
+    frame = (0.0, 1800.0, 300.0, 2100.0)
+
+    def paint(rect: tuple[float, float, float, float]) -> QImage:
+        image = QImage(300, 300, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(0)
+        painter = QPainter(image)
+        painter.translate(0, -frame[1])
+        _edges(painter, d, theme("light"), np.array([0]), detail, set(), rect)
+        painter.end()
+        return image
+
+    whole = paint((-1e9, -1e9, 1e9, 1e9))
+    assert paint(frame) == whole
+    assert whole != paint((0.0, 0.0, 300.0, 300.0))  # a frame elsewhere paints nothing here

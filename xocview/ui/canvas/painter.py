@@ -54,7 +54,15 @@ def paint_drawing(
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, titles)
     _frames(painter, d, style, x0, y0, x1, y1, titles)
     if edges:
-        _edges(painter, d, style, d.visible_edges(x0, y0, x1, y1), detail, highlighted or set())
+        _edges(
+            painter,
+            d,
+            style,
+            d.visible_edges(x0, y0, x1, y1),
+            detail,
+            highlighted or set(),
+            (x0, y0, x1, y1),
+        )
     if detail:
         if labels_later is not None and not labels_placed(d, style):
             labels_later()
@@ -187,14 +195,21 @@ def _far_boxes(
         painter.drawRects([rects[i] for i in group.tolist()])
 
 
-def _far_polyline(d: Drawing, e: int) -> QPolygonF:
+def _far_polyline(
+    d: Drawing, e: int, rect: tuple[float, float, float, float] | None = None
+) -> QPolygonF:
     """Edge ``e`` as a polyline, made on first use and kept with the drawing: far out a frame
     would otherwise make the same polygons again, and making all 128k of a big drawing at once
-    would hold the window for a second and more."""
+    would hold the window for a second and more. A long route is cut to ``rect``."""
+    pts = d.edges[e]
+    if rect is not None and len(pts) > _CLIP_FROM:
+        i, j = _within(pts, rect)
+        if i > 0 or j < len(pts):
+            return QPolygonF([QPointF(px, py) for px, py in pts[i:j].tolist()])
     cache = cast(dict[int, QPolygonF], d.paint_cache.setdefault("far_edges", {}))
     polygon = cache.get(e)
     if polygon is None:
-        polygon = cache[e] = QPolygonF([QPointF(px, py) for px, py in d.edges[e].tolist()])
+        polygon = cache[e] = QPolygonF([QPointF(px, py) for px, py in pts.tolist()])
     return polygon
 
 
@@ -205,6 +220,7 @@ def _edges(
     edges: np.ndarray,
     detail: bool,
     highlighted: set[int],
+    rect: tuple[float, float, float, float],
 ) -> None:
     painter.setBrush(Qt.BrushStyle.NoBrush)
     painter.setPen(style.edge_pen)
@@ -213,20 +229,42 @@ def _edges(
         # the whole path at once, minutes for the 14k edges of an expanded 20k-node graph.
         painter.setPen(style.edge_pen_far)
         for e in edges.tolist():
-            painter.drawPolyline(_far_polyline(d, e))
+            painter.drawPolyline(_far_polyline(d, e, rect))
         painter.setPen(style.edge_pen_highlight)
         for e in highlighted:
-            painter.drawPolyline(_far_polyline(d, e))
+            painter.drawPolyline(_far_polyline(d, e, rect))
         return
     later = []
     for e in edges.tolist():
         if e in highlighted:
             later.append(e)
             continue
-        _edge(painter, d, e, style)
+        _edge(painter, d, e, style, rect)
     painter.setPen(style.edge_pen_highlight)
     for e in later:
-        _edge(painter, d, e, style)
+        _edge(painter, d, e, style, rect)
+
+
+_CLIP_FROM = 24  # routes with more points than this are cut to the part that meets the rect
+
+
+def _within(pts: np.ndarray, rect: tuple[float, float, float, float]) -> tuple[int, int]:
+    """The points of the route from just before it first meets ``rect`` (grown by a corner
+    and an arrowhead) to just after it last leaves: a long route (an attention mask's edge to
+    the 272nd layer has 300 corners) is stroked only where it shows."""
+    x0, y0, x1, y1 = rect
+    m = CORNER + 8.0
+    a, b = pts[:-1], pts[1:]
+    meets = (
+        (np.maximum(a[:, 0], b[:, 0]) >= x0 - m)
+        & (np.minimum(a[:, 0], b[:, 0]) <= x1 + m)
+        & (np.maximum(a[:, 1], b[:, 1]) >= y0 - m)
+        & (np.minimum(a[:, 1], b[:, 1]) <= y1 + m)
+    )
+    hit = np.flatnonzero(meets)
+    if not len(hit):
+        return 0, 0
+    return max(0, int(hit[0]) - 1), min(len(pts), int(hit[-1]) + 3)
 
 
 def labels_placed(d: Drawing, style: Style) -> bool:
@@ -297,11 +335,26 @@ def _curve(pts: np.ndarray) -> QPainterPath:
     return path
 
 
-def _edge(painter: QPainter, d: Drawing, e: int, style: Style) -> None:
-    """Edge ``e`` as a curve with an arrowhead; curves are made once per drawing."""
+def _edge(
+    painter: QPainter,
+    d: Drawing,
+    e: int,
+    style: Style,
+    rect: tuple[float, float, float, float] | None = None,
+) -> None:
+    """Edge ``e`` as a curve with an arrowhead; curves are made once per drawing, except that
+    a long route is cut to ``rect`` (its part there made for this frame)."""
+    pts = d.edges[e]
+    if rect is not None and len(pts) > _CLIP_FROM:
+        i, j = _within(pts, rect)
+        if i > 0 or j < len(pts):
+            if j - i >= 2:
+                painter.drawPath(_curve(pts[i:j]))
+            if j == len(pts):
+                _arrow(painter, pts[-2], pts[-1], style)
+            return
     curves = cast(dict[int, QPainterPath], d.paint_cache.setdefault("curves", {}))
     path = curves.get(e)
-    pts = d.edges[e]
     if path is None:
         path = curves[e] = _curve(pts)
     painter.drawPath(path)
