@@ -36,8 +36,9 @@ def render_to_file(
     if suffix == ".png":
         scale = min(scale, MAX_PIXELS / max(width, height, 1.0))
         scale = min(scale, (MAX_AREA / max(width * height, 1.0)) ** 0.5)
-        # rounded down: rounding up either side could take the area past MAX_AREA
-        size = QSize(max(1, int(width * scale)), max(1, int(height * scale)))
+        size = QSize(max(1, round(width * scale)), max(1, round(height * scale)))
+        if size.width() * size.height() > MAX_AREA:  # rounded up past the budget: round down
+            size = QSize(max(1, int(width * scale)), max(1, int(height * scale)))
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
         if image.isNull():
             pixels = f"{size.width()}x{size.height()}"
