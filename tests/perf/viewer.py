@@ -140,11 +140,16 @@ class StallMeter:
 
 
 def wait_for(app: QCoreApplication, done: Callable[[], bool], limit: float = 900.0) -> float:
+    """Run the event loop until ``done()``: asleep between events, as a real event loop is
+    (a loop that spins would take the GIL from the workers it waits for)."""
     start = time.perf_counter()
+    wake = QTimer()  # a tick now and then, so that ``done`` is asked even with no events
+    wake.start(20)
     while not done():
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
         if time.perf_counter() - start > limit:
             raise TimeoutError(f"not done after {limit:.0f} s")
+    wake.stop()
     return time.perf_counter() - start
 
 
@@ -247,8 +252,14 @@ def main() -> None:
     ap.add_argument("--huge", action="store_true", help="the hierarchy-first figures")
     ap.add_argument("--gpt2-layers", type=int, default=272)
     ap.add_argument("--huge-nodes", type=int, default=100_000)
+    ap.add_argument("--huge-files", type=Path, nargs="*", help="--huge on these files only")
     args = ap.parse_args()
     app = QApplication.instance() or QApplication([])
+    if args.huge_files:
+        for path in args.huge_files:
+            print(path.name, flush=True)
+            huge_figures(app, path)
+        return
     if args.huge:
         with tempfile.TemporaryDirectory() as tmp:
             for path in huge_inputs(Path(tmp), args.gpt2_layers, args.huge_nodes):
