@@ -112,7 +112,7 @@ def order_layers(lg: Layered, comp: np.ndarray, hint: np.ndarray | None = None) 
                 version[r] += 1
             sorted_at[(r, down)] = (version[r], version[fixed])
         before = pos
-        pos = transpose(pos, lg.rank, swap_group, adjacency, ties=sweep % 4 >= 2)
+        pos = transpose(pos, lg.rank, swap_group, adjacency, max_passes=3, ties=sweep % 4 >= 2)
         for r in np.unique(lg.rank[pos != before]).tolist():
             version[r] += 1
         cross = layers.crossings(pos)

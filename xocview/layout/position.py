@@ -32,7 +32,7 @@ _I = np.int64
 # Segment weights as in dot: real-real 1, real-dummy 2, dummy-dummy 8.
 _W_REAL, _W_MIXED, _W_DUMMY = 1.0, 2.0, 8.0
 _W_LEAF = 1e-3  # a weight's segment to the node it feeds
-_SWEEPS = 64  # at most; they stop when nothing moves by _STILL px
+_SWEEPS = 24  # at most; they stop when nothing moves by _STILL px
 _STILL = 0.5
 _POOL_PASSES = 32  # vectorised pooling passes before the rest is pooled in Python
 
