@@ -374,3 +374,18 @@ def test_an_empty_graph_has_an_empty_visible_graph() -> None:
     v = visible_graph(graph([], []))
     assert v.num_items == 0
     assert v.edge_src.tolist() == [] and v.frames.tolist() == []
+
+
+def test_the_hierarchy_of_a_graph_is_made_once_per_state() -> None:
+    g = two_groups()
+    h = Hierarchy.of(g)
+    assert Hierarchy.of(g) is h
+    assert np.array_equal(h.parent, Hierarchy(g).parent)
+    g.nodes[0].metadata.pop("parent_id", None)  # an edit: its steps invalidate the graph
+    for nd in g.nodes:
+        kids = nd.metadata.get("children_ids")
+        if isinstance(kids, list) and g.nodes[0].id in kids:
+            kids.remove(g.nodes[0].id)
+    g.invalidate()
+    fresh = Hierarchy.of(g)
+    assert fresh is not h and fresh.parent[0] == -1 and h.parent[0] != -1

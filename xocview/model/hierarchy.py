@@ -55,6 +55,16 @@ class Hierarchy:
         self.child_count = np.bincount(parent[parent >= 0], minlength=n).astype(_I)
         self.is_group = self.child_count > 0
 
+    @classmethod
+    def of(cls, graph: Graph) -> Hierarchy:
+        """The hierarchy of ``graph`` as it is now, made once per graph state (kept with its
+        index, which an edit throws away); its arrays are shared: read them, never write."""
+        derived = graph.index.derived
+        found = derived.get("hierarchy")
+        if not isinstance(found, Hierarchy):
+            found = derived["hierarchy"] = cls(graph)
+        return found
+
     @property
     def max_depth(self) -> int:
         return int(self.depth.max()) if len(self.depth) else 0
@@ -139,7 +149,7 @@ def visible_graph(
     is a tensor whose producer and consumer map to different items. Tensors of ``tensor_kinds``
     get items of their own (inputs, outputs, and weights unless folded into their consumers).
     """
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     index = graph.index
     n = len(graph.nodes)
     is_exp = np.zeros(n, dtype=bool)

@@ -51,6 +51,8 @@ class GraphIndex:
         self._node_pos: dict[str, int] | None = None
         self._tensor_pos: dict[str, int] | None = None
         self._ids_of = graph
+        # Other facts of this graph state, made once by whoever needs them (the hierarchy)
+        self.derived: dict[str, object] = {}
 
         self.node_in_ptr, self.node_in = _csr([nd.inputs for nd in nodes])
         self.node_out_ptr, self.node_out = _csr([nd.outputs for nd in nodes])

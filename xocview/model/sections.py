@@ -43,7 +43,7 @@ def add_section_groups(graph: Graph, limit: int = LEVEL_LIMIT, size: int = SECTI
     nodes = graph.nodes
     if len(nodes) <= limit:
         return 0
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     weight = box_weights(graph, h)
     levels = _crowded_levels(graph, h, weight, limit)
     if not levels:

@@ -130,7 +130,7 @@ class Document(QObject):
         g = self.graph
         before = self._selected_id()
         g.invalidate()
-        self.hierarchy = Hierarchy(g)
+        self.hierarchy = Hierarchy.of(g)
         self._values = None
         self._edits += 1
         self._heat_version += 1

@@ -47,7 +47,7 @@ def render_file(
     """
     graph = load(source)
     ensure_gui_application()
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     if expand_all:
         expanded = {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
     elif level is not None:

@@ -71,7 +71,7 @@ class LoadJob:
             try:
                 graph, fmt = load_source(Source(self.path))
                 self.progress.check()
-                hierarchy = Hierarchy(graph)
+                hierarchy = Hierarchy.of(graph)
                 expanded = initial_expanded(graph, hierarchy)
                 drawing = build_drawing(graph, expanded, progress=self.progress)
                 self.progress.check()

@@ -63,7 +63,7 @@ def shape_text(tensor: Tensor) -> str:
 def summarize(graph: Graph) -> GraphSummary:
     """Counts over the leaves (groups are listed apart); parameters as ``graph_parameters``
     counts them (``unsized_weights``: parameter tensors whose shape nobody knows)."""
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     leaves = [nd for nd, g in zip(graph.nodes, h.is_group.tolist(), strict=True) if not g]
     kinds = Counter(t.kind for t in graph.tensors)
     params, unsized = graph_parameters(graph)

@@ -135,7 +135,7 @@ def build_drawing(
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     opened = set(expanded)
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     closed = h.is_group.copy()  # groups drawn closed; an open If or Loop lists its weights
     for gid in opened:
         if graph.index.has_node(gid):
