@@ -13,6 +13,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -66,9 +67,9 @@ def dagre_available() -> str | None:
 
 def run_dagre(
     src: np.ndarray, dst: np.ndarray, w: np.ndarray, h: np.ndarray, timeout: float
-) -> tuple[float, list[np.ndarray], float, float] | None:
-    """Seconds inside dagre.layout, the edges' polylines and the drawing's size; None on
-    timeout."""
+) -> tuple[float, list[np.ndarray], float, float] | str:
+    """Seconds inside dagre.layout, the edges' polylines and the drawing's size; or why
+    there are none ("timeout", or "crashed" with node's last words)."""
     js = _dagre_js()
     assert js is not None, dagre_available()
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +80,7 @@ def run_dagre(
         (folder / "in.json").write_text(json.dumps(graph))
         try:
             subprocess.run(
-                ["node", "--max-old-space-size=8192", "run.mjs", "in.json", "out.json"],
+                ["node", "--max-old-space-size=16384", "run.mjs", "in.json", "out.json"],
                 cwd=folder,
                 capture_output=True,
                 text=True,
@@ -87,7 +88,11 @@ def run_dagre(
                 check=True,
             )
         except subprocess.TimeoutExpired:
-            return None
+            return "timeout"
+        except subprocess.CalledProcessError as e:  # nn-like 50k: out of memory at 8 GB
+            last = (e.stderr or "").strip().splitlines()[-1:] or [f"exit {e.returncode}"]
+            print(f"  dagre crashed: {last[0][:160]}", file=sys.stderr)
+            return "crashed"
         out = json.loads((folder / "out.json").read_text())
     lines = [np.array(p, dtype=float).reshape(-1, 2) for p in out["points"]]
     return out["ms"] / 1000, lines, float(out["width"]), float(out["height"])

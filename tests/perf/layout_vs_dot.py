@@ -208,10 +208,11 @@ def main() -> None:
         cross = count_crossings(res.points, src, dst)
         ran = run_dot(n, src, dst, args.timeout) if has_dot else "-"
         dot = None if isinstance(ran, str) else ran
-        dagre = run_dagre(src, dst, w, h, args.timeout) if has_dagre else None
+        got = run_dagre(src, dst, w, h, args.timeout) if has_dagre else "-"
+        dagre = None if isinstance(got, str) else got
         row = f"{name[:33]:<34}{n:>7}{ours:>9.3f}"
         row += f"{dot[0]:>9.2f}" if dot else f"{ran:>9}"
-        row += f"{dagre[0]:>9.2f}{dagre[0] / ours:>9.2f}" if dagre else f"{'-':>9}{'':>9}"
+        row += f"{dagre[0]:>9.2f}{dagre[0] / ours:>9.2f}" if dagre else f"{got:>9}{'':>9}"
         dcross = count_crossings(dot[1], src, dst) if dot else None
         gcross = count_crossings(dagre[1], src, dst) if dagre else None
         row += f"{cross:>8}{dcross if dcross is not None else '-':>8}"
