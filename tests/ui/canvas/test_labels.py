@@ -327,3 +327,19 @@ def test_a_view_places_labels_off_the_gui_thread_and_repaints_with_them(  # type
     view.viewport().grab()
     qtbot.waitUntil(lambda: painter.labels_placed(doc.drawing, theme("light")), timeout=10000)
     assert threads == ["xocview-labels"]
+
+
+def test_a_placement_told_to_stop_stops_between_its_phases() -> None:
+    from xocview.ui.canvas.labels import Stopped
+
+    d = chain(gap=60.0)
+    asked = []
+
+    def stop() -> bool:  # answers "go on" twice, then "stop"
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(Stopped):
+        place_labels(d, width_of, 12.0, stop)
+    assert len(asked) == 3
+    assert place_labels(d, width_of, 12.0, lambda: False).count > 0  # not told: it places

@@ -9,6 +9,7 @@ import threading
 from PySide6.QtCore import QObject, Signal
 
 from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.labels import Stopped
 from xocview.ui.canvas.painter import placed_labels
 from xocview.ui.canvas.style import Style
 
@@ -28,8 +29,14 @@ class LabelPlacer(QObject):
         super().__init__(parent)
         self._busy: set[int] = set()  # id() of the drawings being placed
         self._lock = threading.Lock()
+        self._shown = 0  # id() of the drawing on screen: placements for others stop
+
+    def show(self, d: Drawing) -> None:
+        """``d`` is the drawing on screen now: a placement for another one stops."""
+        self._shown = id(d)
 
     def request(self, d: Drawing, style: Style) -> None:
+        self._shown = id(d)
         with self._lock:
             if id(d) in self._busy:
                 return
@@ -40,7 +47,9 @@ class LabelPlacer(QObject):
 
     def _place(self, d: Drawing, style: Style) -> None:
         try:
-            placed_labels(d, style)
+            placed_labels(d, style, lambda: self._shown != id(d))
+        except Stopped:
+            return  # the drawing was replaced: nobody waits for its labels
         finally:
             with self._lock:
                 self._busy.discard(id(d))

@@ -25,7 +25,7 @@ import numpy as np
 from xocview.ui.canvas.drawing import ELLIPSIS, Drawing
 from xocview.ui.canvas.spatial import Grid, Rects, crosses_any, meets_any
 
-__all__ = ["Placement", "forms", "place_labels", "shorten", "title_band", "wrap"]
+__all__ = ["Placement", "Stopped", "forms", "place_labels", "shorten", "title_band", "wrap"]
 
 HALO = 2.0  # clear space kept between a label and anything else (scene units)
 PAD = 1.5  # text to the label rectangle's left and right sides
@@ -106,12 +106,28 @@ def forms(text: str) -> tuple[str, str, str]:
     return text, two if two != text else "", short if short != text else ""
 
 
-def place_labels(d: Drawing, width_of: Callable[[str], float], height: float) -> Placement:
+class Stopped(Exception):
+    """``place_labels`` was told to stop: its drawing is no longer shown."""
+
+
+def place_labels(
+    d: Drawing,
+    width_of: Callable[[str], float],
+    height: float,
+    stop: Callable[[], bool] | None = None,
+) -> Placement:
     """One label per labelled tensor of ``d``, placed where it overlaps nothing, or hidden.
 
     ``width_of`` measures one line of text and ``height`` is a line's height, both in scene
     units (the painter's font metrics). Tensors are served top to bottom, left to right.
+    ``stop()`` is asked between the phases; when it says so, Stopped is raised (a placement
+    for a drawing that an expand or collapse replaced would hold the GIL for a second).
     """
+
+    def check() -> None:
+        if stop is not None and stop():
+            raise Stopped
+
     edges = _labelled_edges(d)
     if not len(edges):
         return _empty()
@@ -125,15 +141,21 @@ def place_labels(d: Drawing, width_of: Callable[[str], float], height: float) ->
     keep = rank < MAX_EDGES
     edges, slot, rank = edges[keep], slot[keep], rank[keep]
 
+    check()
     widths, heights = _sizes(texts, width_of, height)
+    check()
     seg = _segments(d, edges)
     scene = _Scene(_obstacles(d), _lines(d), _area(d), prio)
     placed = Grid()
     todo = np.ones(len(tensors), dtype=bool)
     picked: list[_Candidates] = []
     for stage in (0, 1):
+        check()
         cand = _stage(stage, seg, slot, rank, widths, heights, todo)
-        chosen = cand.take(_greedy(cand, scene.ranked(cand), placed))
+        check()
+        order = scene.ranked(cand)
+        check()
+        chosen = cand.take(_greedy(cand, order, placed))
         todo[chosen.slot] = False
         picked.append(chosen)
     x0, y0, x1, y1, t_slot, form, edge = (

@@ -273,16 +273,19 @@ def labels_placed(d: Drawing, style: Style) -> bool:
     return isinstance(cached, tuple) and cached[0] == ("labels", style.label_font.key())
 
 
-def placed_labels(d: Drawing, style: Style) -> Placement:
+def placed_labels(
+    d: Drawing, style: Style, stop: Callable[[], bool] | None = None
+) -> Placement:
     """Where ``d``'s shape labels go in ``style``'s label font: placed once per drawing and
-    font, since placing weighs every label against its neighbours."""
+    font, since placing weighs every label against its neighbours (``stop``: see
+    ``place_labels``)."""
     font = style.label_font
     key = ("labels", font.key())
     cached = d.paint_cache.get("labels")
     if not (isinstance(cached, tuple) and cached[0] == key):
         metrics = QFontMetricsF(font)
         line = max(metrics.height(), metrics.lineSpacing())  # two-line labels: Qt's spacing
-        cached = (key, place_labels(d, metrics.horizontalAdvance, line))
+        cached = (key, place_labels(d, metrics.horizontalAdvance, line, stop))
         d.paint_cache["labels"] = cached
     return cast(tuple[object, Placement], cached)[1]
 

@@ -182,6 +182,7 @@ class GraphView(QGraphicsView):
         )
 
     def _on_drawing(self) -> None:
+        self.labels.show(self.doc.drawing)
         self._sync_scene_rect()
         self._keep_anchor()
         if self._first_view_pending:
