@@ -112,6 +112,12 @@ class MainWindow(QMainWindow):
         bar.addWidget(self._status, 1)
         bar.addPermanentWidget(self._progress)
         bar.addPermanentWidget(self._cancel)
+        # Their room is kept while they are hidden: showing them must not change the status
+        # bar's height, which would resize the canvas and repaint a big drawing from scratch.
+        for widget in (self._progress, self._cancel):
+            policy = widget.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            widget.setSizePolicy(policy)
         self._set_busy(False)
         self.menus = make_menus(self, self)
         self.recent_files = RecentFiles(self, self.settings, self.menus.recent, self.open_path)
