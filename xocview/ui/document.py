@@ -5,6 +5,8 @@ Widgets observe it through signals and never change the model behind its back.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, cast
@@ -50,6 +52,8 @@ class Document(QObject):
     heat_changed = Signal()  # colouring mode, scale or values changed
     failed = Signal(str)  # a layout in the background failed: the one-line reason
     busy_changed = Signal(bool)  # a layout in the background started or ended
+    facts_changed = Signal()  # the whole-graph facts made in the background arrived
+    _facts_made = Signal(int, object)  # (edit count they were made at, facts) from the thread
     progress = Signal(int, int)  # its progress: (done, total)
 
     def __init__(
@@ -70,6 +74,18 @@ class Document(QObject):
         self.hierarchy = hierarchy if isinstance(hierarchy, Hierarchy) else Hierarchy(graph)
         # what the panels derive from the whole graph, by name, for the current edit count
         self._derived: dict[str, tuple[int, object]] = {k: (0, v) for k, v in facts.items()}
+        # Facts of a big graph are made in a thread after the first paint (validating and
+        # counting FLOPs of a 130k-node graph take 1.2 s); panels show them when they come.
+        self._pending: set[str] = set()
+        if len(graph.nodes) >= ASYNC_FROM_ITEMS and set(FACTS) - set(facts):
+            self._pending = set(FACTS) - set(facts)
+            self._facts_made.connect(self._take_facts)
+            threading.Thread(
+                target=self._make_facts,
+                args=(sorted(self._pending),),
+                name="xocview-facts",
+                daemon=True,
+            ).start()
         self.direction = "TB"
         self.show_weights = False  # weights folded into their consumers (View > Weights as Nodes)
         self.expanded: set[str] = (
@@ -277,9 +293,29 @@ class Document(QObject):
         self._derived[name] = (self._edits, value)
         return value
 
-    def fact(self, name: str) -> object:
-        """The whole-graph fact ``name`` of ``graph_facts.FACTS``, made once per edit count."""
+    def fact(self, name: str) -> object | None:
+        """The whole-graph fact ``name`` of ``graph_facts.FACTS``, made once per edit count;
+        None while a thread still makes it (``facts_changed`` follows)."""
+        if name in self._pending and self._edits == 0:
+            return None
         return self.derived(name, lambda: FACTS[name](self.graph))
+
+    def _make_facts(self, names: list[str]) -> None:
+        made: dict[str, object] = {}
+        try:
+            for name in names:
+                made[name] = FACTS[name](self.graph)
+        except Exception:  # an edit changed the graph under it: made again when asked
+            made = {}
+        with contextlib.suppress(RuntimeError):  # the document is gone
+            self._facts_made.emit(0, made)
+
+    def _take_facts(self, edits: int, made: dict[str, object]) -> None:
+        if self._edits == edits:  # nothing edited meanwhile: they describe this graph
+            for name, value in made.items():
+                self._derived[name] = (edits, value)
+        self._pending.clear()
+        self.facts_changed.emit()
 
     def _view_state(self) -> tuple[set[str], str, bool]:
         return set(self.expanded), self.direction, self.show_weights

@@ -1,5 +1,5 @@
 """The whole-graph facts the panels show (summary, FLOPs, validation), by name, so that a
-load worker can make them off the GUI thread and a Document can keep them until an edit."""
+Document can make a big graph's in a thread and keep them until an edit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xocview.model.analyses.opfacts import graph_flops_assuming
 from xocview.model.analyses.summary import summarize
 from xocview.model.validate import validate
 
-__all__ = ["FACTS", "graph_facts"]
+__all__ = ["FACTS"]
 
 FACTS: dict[str, Callable[[Graph], object]] = {
     "summary": summarize,
@@ -18,7 +18,3 @@ FACTS: dict[str, Callable[[Graph], object]] = {
     "validate": validate,
 }
 
-
-def graph_facts(graph: Graph) -> dict[str, object]:
-    """Every fact of ``FACTS`` for ``graph`` (seconds for 100k nodes: made in the worker)."""
-    return {name: make(graph) for name, make in FACTS.items()}

@@ -191,9 +191,11 @@ class MainWindow(QMainWindow):
             doc.relayout(keep_order=False)
         view = GraphView(doc, self, self.theme_name)
         view.refused.connect(lambda message: self.report(message, "Edit refused"))
-        doc.busy_changed.connect(lambda _busy: self._update_busy())
+        # bound methods, not lambdas: Qt drops them with the window, so that a document whose
+        # work ends after its window closed does not call into a deleted one
+        doc.busy_changed.connect(self._doc_busy)
         doc.progress.connect(self._show_progress)
-        doc.failed.connect(lambda message: self.report(message, "Cannot lay out the graph"))
+        doc.failed.connect(self._layout_failed)
         self.undo_group.addStack(doc.undo_stack)
         doc.dirty_changed.connect(view.dirty_changed)
         view.dirty_changed.connect(self._mark_sender)
@@ -249,6 +251,12 @@ class MainWindow(QMainWindow):
     def _documents(self) -> list[Document]:
         views = (self.tabs.widget(i) for i in range(self.tabs.count()))
         return [v.doc for v in views if isinstance(v, GraphView)]
+
+    def _doc_busy(self, _busy: bool) -> None:
+        self._update_busy()
+
+    def _layout_failed(self, message: str) -> None:
+        self.report(message, "Cannot lay out the graph")
 
     def _update_busy(self) -> None:
         """The progress bar and Cancel show while a load or a tab's layout runs."""

@@ -21,7 +21,6 @@ from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
 from xocview.ui.first_view import initial_expanded
-from xocview.ui.graph_facts import graph_facts
 from xocview.ui.progress import Cancelled, WorkProgress
 
 __all__ = ["LoadJob", "LoadSignals", "RelayoutJob", "internal_error"]
@@ -75,8 +74,8 @@ class LoadJob:
                 expanded = initial_expanded(graph, hierarchy)
                 drawing = build_drawing(graph, expanded, progress=self.progress)
                 self.progress.check()
-                facts = graph_facts(graph)  # what the panels show first: not on the GUI thread
-                facts["hierarchy"] = hierarchy
+                # the panels' whole-graph facts come after the first paint (Document)
+                facts: dict[str, object] = {"hierarchy": hierarchy}
             except Cancelled:
                 return
             except XocviewError as e:

@@ -49,13 +49,19 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.list)
 
     def set_document(self, doc: Document | None) -> None:
+        follow(self.doc, doc, "facts_changed", self.refresh)
         self.doc = follow(self.doc, doc, "model_changed", self.refresh)
         self.refresh()
 
     def refresh(self) -> None:
         self.list.clear()
         doc = self.doc
-        self.findings = cast(list[Finding], doc.fact("validate")) if doc else []
+        found = doc.fact("validate") if doc else []
+        if found is None:  # a big graph's check runs in the background: facts_changed follows
+            self.findings = []
+            self.summary.setText("Checking the graph...")
+            return
+        self.findings = cast(list[Finding], found)
         errors = sum(f.severity == "error" for f in self.findings)
         warnings = len(self.findings) - errors
         self.summary.setText(f"{errors} errors, {warnings} warnings" if self.doc else "")

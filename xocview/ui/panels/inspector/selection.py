@@ -148,8 +148,15 @@ def tensor_rows(
 
 def graph_rows(cells: Cells, doc: Document) -> None:
     g = doc.graph
-    s = cast(GraphSummary, doc.fact("summary"))
     t = cells.tree
+    summary = doc.fact("summary")
+    if summary is None:  # a big graph's summary is made in the background (facts_changed)
+        cells.row(t, "Graph", g.name)
+        cells.row(t, "File", str(doc.path) if doc.path else "")
+        cells.row(t, "Format", doc.format)
+        cells.row(t, "Nodes", f"{len(g.nodes)} (summarising...)")
+        return
+    s = cast(GraphSummary, summary)
     cells.row(t, "Graph", s.name)
     cells.row(t, "Id", s.id)
     cells.row(t, "File", str(doc.path) if doc.path else "")
@@ -157,8 +164,12 @@ def graph_rows(cells: Cells, doc: Document) -> None:
     cells.row(t, "Nodes", f"{s.num_nodes} ({s.num_groups} groups, depth {s.hierarchy_depth})")
     cells.row(t, "Tensors", f"{s.num_tensors}")
     cells.row(t, "Parameters", f"{s.parameters:,}")
-    total, unknown, assumed = cast(tuple[int, int, bool], doc.fact("flops_at_batch_1"))
-    cells.row(t, "FLOPs", opfacts.flops_text(total, assumed, unknown))
+    flops = doc.fact("flops_at_batch_1")
+    if flops is None:
+        cells.row(t, "FLOPs", "counting...")
+    else:
+        total, unknown, assumed = cast(tuple[int, int, bool], flops)
+        cells.row(t, "FLOPs", opfacts.flops_text(total, assumed, unknown))
     ins = cells.row(t, "Inputs", str(len(g.inputs)))
     for k in g.inputs:
         tensor_row(cells, ins, doc, k)

@@ -89,6 +89,7 @@ class Inspector(QWidget):
 
     def set_document(self, doc: Document | None) -> None:
         follow(self.doc, doc, "file_changed", self.refresh)  # File and Format rows
+        follow(self.doc, doc, "facts_changed", self.refresh)  # the graph's summary rows
         self.doc = follow(self.doc, doc, "selection_changed", self.refresh)
         self.refresh()
 
