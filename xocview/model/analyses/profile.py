@@ -103,6 +103,8 @@ def time_sources(graph: Graph) -> list[str]:
     >= 0): "cpu" first, then the others by name."""
     found: set[str] = set()
     for nd in graph.nodes:
+        if "performance" not in nd.metadata:  # most nodes: no times
+            continue
         for k, v in _node_times(nd.metadata).items():
             if k not in found and isinstance(k, str) and _is_time(v):
                 found.add(k)
@@ -140,10 +142,12 @@ def node_times_ms(graph: Graph, h: Hierarchy | None = None, engine: str = CPU) -
 def own_times_ms(graph: Graph, engine: str = CPU) -> np.ndarray:
     """Each node's own milliseconds stored for ``engine`` (NaN where it has none): a leaf's
     time, an If's or Loop's share besides its bodies; a plain group has none."""
-    n = len(graph.nodes)
-    return np.fromiter(
-        (stored_time(nd.metadata, engine) for nd in graph.nodes), np.float64, count=n
-    )
+    out = np.full(len(graph.nodes), np.nan)
+    # most nodes of a file store no times: one dict lookup each (130k nodes: 15 ms, not 0.45 s)
+    timed = [i for i, nd in enumerate(graph.nodes) if "performance" in nd.metadata]
+    for i in timed:
+        out[i] = stored_time(graph.nodes[i].metadata, engine)
+    return out
 
 
 def subgraph_holders(graph: Graph, h: Hierarchy) -> np.ndarray:
