@@ -273,9 +273,7 @@ def labels_placed(d: Drawing, style: Style) -> bool:
     return isinstance(cached, tuple) and cached[0] == ("labels", style.label_font.key())
 
 
-def placed_labels(
-    d: Drawing, style: Style, stop: Callable[[], bool] | None = None
-) -> Placement:
+def placed_labels(d: Drawing, style: Style, stop: Callable[[], bool] | None = None) -> Placement:
     """Where ``d``'s shape labels go in ``style``'s label font: placed once per drawing and
     font, since placing weighs every label against its neighbours (``stop``: see
     ``place_labels``)."""
