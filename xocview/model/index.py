@@ -84,6 +84,12 @@ class GraphIndex:
 
     # -- lookups -------------------------------------------------------------------------------
 
+    def node_positions(self) -> dict[str, int]:
+        """Node id -> position, for loops over many ids (read it, never write)."""
+        if self._node_pos is None:
+            self._node_pos = _positions(nd.id for nd in self._ids_of.nodes)
+        return self._node_pos
+
     def node_position(self, node_id: str) -> int:
         if self._node_pos is None:
             self._node_pos = _positions(nd.id for nd in self._ids_of.nodes)
