@@ -149,18 +149,22 @@ def test_an_idle_canvas_with_its_minimap_paints_no_more_frames(
     """The minimap floats over the canvas: repainting it must not paint the canvas again and
     again (each canvas frame used to repaint the minimap, which repainted the canvas...)."""
     import xocview.ui.canvas.view as canvas_view
+    from xocview.ui.canvas.painter import labels_placed
+    from xocview.ui.canvas.style import theme
 
     view: GraphView = window.add_document(load(torch_like(tmp_path)), None)
     qtbot.waitUntil(view.minimap.isVisible)
+    view.viewport().grab()  # asks for the labels, placed in a worker: wait for them first
+    qtbot.waitUntil(lambda: labels_placed(view.doc.drawing, theme(view.theme_name)), timeout=20000)
     frames = []
     real = canvas_view.paint_drawing
     monkeypatch.setattr(
         canvas_view, "paint_drawing", lambda *a, **k: frames.append(1) or real(*a, **k)
     )
     view.refresh()
-    qtbot.wait(300)  # the frame asked for, then whatever follows from it
+    qtbot.waitUntil(lambda: len(frames) >= 1, timeout=10000)  # the frame asked for
+    qtbot.wait(300)  # and whatever follows from it
     settled = len(frames)
-    assert settled >= 1
     qtbot.wait(500)
     assert len(frames) == settled
     view.viewport().update()  # a repaint with nothing new comes from the cached picture
