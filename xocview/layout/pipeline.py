@@ -12,7 +12,14 @@ from xocview.layout.components import components, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
 from xocview.layout.order import Layers, order_layers
-from xocview.layout.position import balance, centered_layers, layer_sequence, layer_y, leaves
+from xocview.layout.position import (
+    balance,
+    centered_layers,
+    layer_offsets,
+    layer_sequence,
+    layer_y,
+    leaves,
+)
 from xocview.layout.rank import assign_ranks
 from xocview.layout.route import route_edges
 from xocview.layout.wrap import plan_columns
@@ -100,10 +107,9 @@ def layout(
     h_all = np.concatenate([h, np.zeros(lg.num_nodes - n)])
     seq, first = layer_sequence(lg.rank, pos)
     leaf = leaves(lg.num_nodes, lg.seg_src, lg.seg_dst, dummy)
-    x = centered_layers(seq, first, dummy, w_all, node_sep, node_sep / 2, leaf)
-    x = balance(
-        x, seq, first, lg.rank, lg.seg_src, lg.seg_dst, dummy, w_all, node_sep, node_sep / 2
-    )
+    off = layer_offsets(seq, first, dummy, w_all, node_sep, node_sep / 2)
+    x = centered_layers(seq, first, off, leaf)
+    x = balance(x, seq, first, lg.rank, lg.seg_src, lg.seg_dst, dummy, off, leaf)
     x = side_by_side(x, w_all, comp, node_sep * 2)
     centres = layer_y(lg.rank, h_all, layers.count, rank_sep) if n else np.zeros(0)
     y = centres[lg.rank] if n else np.zeros(0)

@@ -138,23 +138,15 @@ def leaves(
 
 
 def centered_layers(
-    seq: np.ndarray,
-    first: np.ndarray,
-    is_dummy: np.ndarray,
-    widths: np.ndarray,
-    node_sep: float,
-    edge_sep: float,
-    leaf: np.ndarray | None = None,
+    seq: np.ndarray, first: np.ndarray, off: np.ndarray, leaf: np.ndarray | None = None
 ) -> np.ndarray:
-    """Every layer packed and centred on x = 0: a start that leans nowhere.
-
-    A layer with nodes other than ``leaf`` ones centres those, so that a spine whose layers
-    have weights beside them starts straight.
+    """Every layer packed (``off``: ``layer_offsets``) and centred on x = 0: a start that
+    leans nowhere. A layer with nodes other than ``leaf`` ones centres those, so that a spine
+    whose layers have weights beside them starts straight.
     """
-    x = np.zeros(len(widths))
+    x = np.zeros(len(seq))
     if not len(seq):
         return x
-    off = layer_offsets(seq, first, is_dummy, widths, node_sep, edge_sep)
     layer = np.cumsum(first) - 1
     count = int(layer[-1]) + 1
     last = np.append(np.flatnonzero(first)[1:] - 1, len(seq) - 1)
@@ -176,12 +168,12 @@ def balance(
     seg_upper: np.ndarray,
     seg_lower: np.ndarray,
     is_dummy: np.ndarray,
-    widths: np.ndarray,
-    node_sep: float,
-    edge_sep: float,
+    cum: np.ndarray,
+    leaf: np.ndarray,
     sweeps: int = _SWEEPS,
 ) -> np.ndarray:
-    """x after balancing sweeps (see the module docstring).
+    """x after balancing sweeps (see the module docstring); ``cum`` is ``layer_offsets``,
+    ``leaf`` the ``leaves`` mask.
 
     Segments join adjacent layers only, so all even layers are solved at once against the
     odd ones, then all odd layers (red-black Gauss-Seidel): a sweep is a handful of array
@@ -201,10 +193,8 @@ def balance(
     # best drawing of a spine with a weight beside every layer is a staircase (half a box a
     # layer, since squares favour two half steps over one whole); the spine stays straight and
     # the weight still sits under its consumer wherever the order leaves it room.
-    leaf = leaves(n, seg_upper, seg_lower, is_dummy)
     ww = np.where(leaf[a] | leaf[b], ww * _W_LEAF, ww)
     layer = np.cumsum(first) - 1
-    cum = layer_offsets(seq, first, is_dummy, widths, node_sep, edge_sep)
     local = np.empty(n, dtype=_I)
     halves = []
     for parity in (0, 1):
