@@ -123,17 +123,8 @@ def nested_layout(
 
     # every edge as pieces: (level, local edge, side) with side -1 leaving, 0 across, +1 entering
     plans: list[list[tuple[int, int, int]]] = []  # empty: no piece to lay out
-    su, sv = unit_of_item[src], unit_of_item[dst]
-    unit_level = np.concatenate([item_level, up[:c_count]])  # the level each unit sits in
-    same = (unit_level[su] == unit_level[sv]) & (su != sv)
-    for uu, vv, lvl, flat in zip(
-        su.tolist(), sv.tolist(), unit_level[su].tolist(), same.tolist(), strict=True
-    ):
-        if flat:  # both ends in one level (most edges): one piece, as _plan makes it
-            lv = levels[lvl]
-            plans.append([(lvl, lv.edge(lv.local[("u", uu)], lv.local[("u", vv)], uu), 0)])
-        else:
-            plans.append(_plan(uu, vv, n, item_level, up, depth, levels))
+    for uu, vv in zip(unit_of_item[src].tolist(), unit_of_item[dst].tolist(), strict=True):
+        plans.append(_plan(uu, vv, n, item_level, up, depth, levels))
 
     # lay out the deepest groups first: a group's box is the size of its own layout
     results: dict[int, LayoutResult] = {}
@@ -244,10 +235,7 @@ def nested_layout(
         head_span[owned, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
     lines = []
     for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
-        if len(plan) == 1 and plan[0][2] == 0:  # one piece within one level: moved there
-            lvl, e, _ = plan[0]
-            lines.append(results[lvl].points[e] + origin[lvl])
-        elif plan:
+        if plan:
             lines.append(_join(plan, results, origin, top, box_h, head_span, left, box_w))
         else:  # between a group's header and its own members: straight down
             lines.append(
@@ -310,6 +298,9 @@ def _plan(
         return int(item_level[u]) if u < n else int(up[u - n])
 
     a, b = level_of(uu), level_of(vv)
+    if a == b and uu != vv:  # both ends in one level (most edges): one piece there
+        lv = levels[a]
+        return [(a, lv.edge(lv.local[("u", uu)], lv.local[("u", vv)], uu), 0)]
     a_side: list[int] = []
     b_side: list[int] = []
     while depth[a] > depth[b]:
@@ -360,6 +351,9 @@ def _join(
     """One polyline from the pieces: each leaving piece runs on to its group's bottom border,
     each entering piece starts on its group's top border, and neighbours meet there. An
     entry that would cross a header box comes in beside it and turns under it."""
+    if len(plan) == 1 and plan[0][2] == 0:  # one piece within one level: moved there
+        lvl, e, _ = plan[0]
+        return results[lvl].points[e] + origin[lvl]
     parts = []
     for lvl, e, side in plan:
         pts = results[lvl].points[e] + origin[lvl]
