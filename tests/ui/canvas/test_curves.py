@@ -13,7 +13,7 @@ from tests.perf.onnx_models import transformer_like
 from xocview.formats import load
 from xocview.model import Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
-from xocview.ui.canvas.painter import CORNER, _curve, corner_points
+from xocview.ui.canvas.edge_paint import CORNER, _curve, corner_points
 from xocview.ui.document import initial_expanded
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -59,7 +59,7 @@ def test_a_long_route_cut_to_the_frame_paints_the_same_pixels_there(qapp, detail
     from PySide6.QtGui import QImage, QPainter
 
     from xocview.ui.canvas.drawing import Drawing
-    from xocview.ui.canvas.painter import _edges
+    from xocview.ui.canvas.edge_paint import paint_edges as _edges
     from xocview.ui.canvas.style import theme
 
     # a staircase route of 200 corners down a 4000-unit drawing, seen through a 300x300 frame

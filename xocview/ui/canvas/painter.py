@@ -7,15 +7,15 @@ screen, not what is in the graph.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import cast
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPolygonF
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter
 
 from xocview.ui.canvas.drawing import BADGE, KIND_GROUP, KIND_TENSOR, ROW_H, Drawing
+from xocview.ui.canvas.edge_paint import paint_edges
 from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.labels import Placement, place_labels, title_band
 from xocview.ui.canvas.style import Style
@@ -54,7 +54,7 @@ def paint_drawing(
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, titles)
     _frames(painter, d, style, x0, y0, x1, y1, titles)
     if edges:
-        _edges(
+        paint_edges(
             painter,
             d,
             style,
@@ -195,78 +195,6 @@ def _far_boxes(
         painter.drawRects([rects[i] for i in group.tolist()])
 
 
-def _far_polyline(
-    d: Drawing, e: int, rect: tuple[float, float, float, float] | None = None
-) -> QPolygonF:
-    """Edge ``e`` as a polyline, made on first use and kept with the drawing: far out a frame
-    would otherwise make the same polygons again, and making all 128k of a big drawing at once
-    would hold the window for a second and more. A long route is cut to ``rect``."""
-    pts = d.edges[e]
-    if rect is not None and len(pts) > _CLIP_FROM:
-        i, j = _within(pts, rect)
-        if i > 0 or j < len(pts):
-            return QPolygonF([QPointF(px, py) for px, py in pts[i:j].tolist()])
-    cache = cast(dict[int, QPolygonF], d.paint_cache.setdefault("far_edges", {}))
-    polygon = cache.get(e)
-    if polygon is None:
-        polygon = cache[e] = QPolygonF([QPointF(px, py) for px, py in pts.tolist()])
-    return polygon
-
-
-def _edges(
-    painter: QPainter,
-    d: Drawing,
-    style: Style,
-    edges: np.ndarray,
-    detail: bool,
-    highlighted: set[int],
-    rect: tuple[float, float, float, float],
-) -> None:
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.setPen(style.edge_pen)
-    if not detail:
-        # One polyline per edge: stroking all of them as one path makes Qt's stroker work on
-        # the whole path at once, minutes for the 14k edges of an expanded 20k-node graph.
-        painter.setPen(style.edge_pen_far)
-        for e in edges.tolist():
-            painter.drawPolyline(_far_polyline(d, e, rect))
-        painter.setPen(style.edge_pen_highlight)
-        for e in highlighted:
-            painter.drawPolyline(_far_polyline(d, e, rect))
-        return
-    later = []
-    for e in edges.tolist():
-        if e in highlighted:
-            later.append(e)
-            continue
-        _edge(painter, d, e, style, rect)
-    painter.setPen(style.edge_pen_highlight)
-    for e in later:
-        _edge(painter, d, e, style, rect)
-
-
-_CLIP_FROM = 24  # routes with more points than this are cut to the part that meets the rect
-
-
-def _within(pts: np.ndarray, rect: tuple[float, float, float, float]) -> tuple[int, int]:
-    """The points of the route from just before it first meets ``rect`` (grown by a corner
-    and an arrowhead) to just after it last leaves: a long route (an attention mask's edge to
-    the 272nd layer has 300 corners) is stroked only where it shows."""
-    x0, y0, x1, y1 = rect
-    m = CORNER + 8.0
-    a, b = pts[:-1], pts[1:]
-    meets = (
-        (np.maximum(a[:, 0], b[:, 0]) >= x0 - m)
-        & (np.minimum(a[:, 0], b[:, 0]) <= x1 + m)
-        & (np.maximum(a[:, 1], b[:, 1]) >= y0 - m)
-        & (np.minimum(a[:, 1], b[:, 1]) <= y1 + m)
-    )
-    hit = np.flatnonzero(meets)
-    if not len(hit):
-        return 0, 0
-    return max(0, int(hit[0]) - 1), min(len(pts), int(hit[-1]) + 3)
-
-
 def labels_placed(d: Drawing, style: Style) -> bool:
     """Whether ``placed_labels`` has its answer for ``d`` in ``style``'s font already."""
     cached = d.paint_cache.get("labels")
@@ -307,70 +235,6 @@ def _labels(
     painter.setPen(style.text)
     for r, k in zip(rects, shown, strict=True):
         painter.drawText(r, Qt.AlignmentFlag.AlignCenter, placed.text[k])
-
-
-CORNER = 14.0  # the largest radius with which an edge rounds a corner of its route
-
-
-def corner_points(pts: np.ndarray, radius: float = CORNER) -> np.ndarray:
-    """Each interior point of a route as (before, corner, after): where the rounding starts,
-    the control point and where it ends, at most ``radius`` from the corner (half a segment
-    at most). Rounding only near the corners keeps the curve on the route the layout made
-    around the boxes; rounding to segment midpoints cut across boxes on long segments."""
-    seg = np.diff(pts, axis=0)
-    length = np.hypot(seg[:, 0], seg[:, 1])
-    unit = seg / np.maximum(length, 1e-9)[:, None]
-    r = np.minimum(radius, np.minimum(length[:-1], length[1:]) / 2)[:, None]
-    corner = pts[1:-1]
-    return np.stack([corner - unit[:-1] * r, corner, corner + unit[1:] * r], axis=1)
-
-
-def _curve(pts: np.ndarray) -> QPainterPath:
-    """A route with its corners rounded (see ``corner_points``)."""
-    path = QPainterPath(QPointF(*pts[0]))
-    if len(pts) > 2:
-        for (ax, ay), (cx, cy), (bx, by) in corner_points(pts).tolist():
-            path.lineTo(ax, ay)
-            path.quadTo(cx, cy, bx, by)
-    path.lineTo(QPointF(*pts[-1]))
-    return path
-
-
-def _edge(
-    painter: QPainter,
-    d: Drawing,
-    e: int,
-    style: Style,
-    rect: tuple[float, float, float, float] | None = None,
-) -> None:
-    """Edge ``e`` as a curve with an arrowhead; curves are made once per drawing, except that
-    a long route is cut to ``rect`` (its part there made for this frame)."""
-    pts = d.edges[e]
-    if rect is not None and len(pts) > _CLIP_FROM:
-        i, j = _within(pts, rect)
-        if i > 0 or j < len(pts):
-            if j - i >= 2:
-                painter.drawPath(_curve(pts[i:j]))
-            if j == len(pts):
-                _arrow(painter, pts[-2], pts[-1], style)
-            return
-    curves = cast(dict[int, QPainterPath], d.paint_cache.setdefault("curves", {}))
-    path = curves.get(e)
-    if path is None:
-        path = curves[e] = _curve(pts)
-    painter.drawPath(path)
-    _arrow(painter, pts[-2], pts[-1], style)
-
-
-def _arrow(painter: QPainter, a: np.ndarray, b: np.ndarray, style: Style) -> None:
-    ang = math.atan2(b[1] - a[1], b[0] - a[0])
-    size = 7.0
-    left = QPointF(b[0] - size * math.cos(ang - 0.4), b[1] - size * math.sin(ang - 0.4))
-    right = QPointF(b[0] - size * math.cos(ang + 0.4), b[1] - size * math.sin(ang + 0.4))
-    brush = painter.brush()
-    painter.setBrush(painter.pen().color())
-    painter.drawPolygon(QPolygonF([QPointF(*b), left, right]))
-    painter.setBrush(brush)
 
 
 def _boxes(
