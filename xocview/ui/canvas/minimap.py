@@ -45,6 +45,7 @@ class Minimap(QWidget):
         self.view = view
         self._picture: tuple[tuple[object, ...], QImage] | None = None
         self._pending: tuple[object, ...] | None = None
+        self._followed: tuple[object, ...] = ()
         self._painted.connect(self._take)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
@@ -52,6 +53,29 @@ class Minimap(QWidget):
     def _scale(self) -> float:
         d = self.view.doc.drawing
         return MINIMAP_PIXELS / max(d.width, d.height, 1.0)
+
+    def _key(self) -> tuple[object, ...]:
+        """What the picture shows: the drawing, the theme and the colouring."""
+        view = self.view
+        return (id(view.doc.drawing), view.theme_name, view.doc.heat_key)
+
+    def follow(self) -> None:
+        """Show while part of the drawing is off screen, and repaint when what it shows
+        changed. Only then: it floats over the viewport, so repainting it repaints the canvas
+        beneath, whose foreground calls this again (an endless loop of frames, 0.1-0.2 s each
+        on a big drawing, that kept the GUI thread busy while idle)."""
+        view = self.view
+        d = view.doc.drawing
+        seen = view.mapToScene(view.viewport().rect()).boundingRect()
+        state = (*self._key(), seen.getRect(), view.viewport().size().toTuple())
+        if state == self._followed:
+            return
+        self._followed = state
+        whole = seen.contains(QRectF(0, 0, d.width, d.height))
+        if not whole:
+            self.place()
+        self.setVisible(not whole)
+        self.update()
 
     def place(self) -> None:
         """Size to the drawing's shape and sit in the bottom right corner of the viewport."""
@@ -66,7 +90,7 @@ class Minimap(QWidget):
         """The picture of the drawing as it is now, or None while a worker paints it."""
         view = self.view
         d = view.doc.drawing
-        key = (id(d), view.theme_name, view.doc.heat_key)
+        key = self._key()
         if self._picture is not None and self._picture[0] == key:
             return self._picture[1]
         args = (d, theme(view.theme_name), self._scale(), view.doc.heat())
@@ -93,8 +117,7 @@ class Minimap(QWidget):
             self._painted.emit(key, image)
 
     def _take(self, key: tuple[object, ...], image: QImage) -> None:
-        view = self.view
-        if key == (id(view.doc.drawing), view.theme_name, view.doc.heat_key):
+        if key == self._key():
             self._picture = (key, image)
             self.update()
 

@@ -79,7 +79,6 @@ class GraphView(QGraphicsView):
         self._first_view_pending = False
         doc.failed.connect(self._drop_first_view)
         self.minimap = Minimap(self)
-        self._minimap_state: tuple[object, ...] = ()
         self.labels = LabelPlacer(self)
         self.labels.ready.connect(self.refresh)
         self.horizontalScrollBar().valueChanged.connect(self._follow_minimap)
@@ -191,27 +190,7 @@ class GraphView(QGraphicsView):
         self._follow_minimap()
 
     def _follow_minimap(self) -> None:
-        """Show the minimap while part of the drawing is off screen, and repaint it when what
-        it shows changed. Only then: it floats over the viewport, so repainting it repaints
-        the canvas beneath, whose foreground calls this again (an endless loop of frames,
-        0.1-0.2 s each on a big drawing, that kept the GUI thread busy while idle)."""
-        d = self.doc.drawing
-        seen = self.mapToScene(self.viewport().rect()).boundingRect()
-        state = (
-            id(d),
-            seen.getRect(),
-            self.viewport().size().toTuple(),
-            self.theme_name,
-            self.doc.heat_key,
-        )
-        if state == self._minimap_state:
-            return
-        self._minimap_state = state
-        whole = seen.contains(QRectF(0, 0, d.width, d.height))
-        if not whole:
-            self.minimap.place()
-        self.minimap.setVisible(not whole)
-        self.minimap.update()
+        self.minimap.follow()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
