@@ -5,8 +5,6 @@ Widgets observe it through signals and never change the model behind its back.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, cast
@@ -30,7 +28,7 @@ from xocview.model.analyses.profile import (
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.heat import HeatLevels, heat_levels
 from xocview.ui.first_view import FIRST_VIEW_BOXES, initial_expanded
-from xocview.ui.graph_facts import FACTS
+from xocview.ui.graph_facts import FACTS, make_in_thread
 from xocview.ui.workers import RelayoutJob
 
 __all__ = ["FIRST_VIEW_BOXES", "Document", "initial_expanded"]
@@ -53,7 +51,7 @@ class Document(QObject):
     failed = Signal(str)  # a layout in the background failed: the one-line reason
     busy_changed = Signal(bool)  # a layout in the background started or ended
     facts_changed = Signal()  # the whole-graph facts made in the background arrived
-    _facts_made = Signal(int, object)  # (edit count they were made at, facts) from the thread
+    _facts_made = Signal(object)  # the facts of the loaded graph, from their thread
     progress = Signal(int, int)  # its progress: (done, total)
 
     def __init__(
@@ -80,12 +78,7 @@ class Document(QObject):
         if len(graph.nodes) >= ASYNC_FROM_ITEMS and set(FACTS) - set(facts):
             self._pending = set(FACTS) - set(facts)
             self._facts_made.connect(self._take_facts)
-            threading.Thread(
-                target=self._make_facts,
-                args=(sorted(self._pending),),
-                name="xocview-facts",
-                daemon=True,
-            ).start()
+            make_in_thread(graph, sorted(self._pending), self._facts_made.emit)
         self.direction = "TB"
         self.show_weights = False  # weights folded into their consumers (View > Weights as Nodes)
         self.expanded: set[str] = (
@@ -300,20 +293,10 @@ class Document(QObject):
             return None
         return self.derived(name, lambda: FACTS[name](self.graph))
 
-    def _make_facts(self, names: list[str]) -> None:
-        made: dict[str, object] = {}
-        try:
-            for name in names:
-                made[name] = FACTS[name](self.graph)
-        except Exception:  # an edit changed the graph under it: made again when asked
-            made = {}
-        with contextlib.suppress(RuntimeError):  # the document is gone
-            self._facts_made.emit(0, made)
-
-    def _take_facts(self, edits: int, made: dict[str, object]) -> None:
-        if self._edits == edits:  # nothing edited meanwhile: they describe this graph
+    def _take_facts(self, made: dict[str, object]) -> None:
+        if self._edits == 0:  # nothing edited since the load: they describe this graph
             for name, value in made.items():
-                self._derived[name] = (edits, value)
+                self._derived[name] = (0, value)
         self._pending.clear()
         self.facts_changed.emit()
 
