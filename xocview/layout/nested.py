@@ -17,12 +17,12 @@ box becomes the frame's header, and edges to and from it meet the frame's border
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
 from xocview.layout.memo import LayoutMemo, hint_ranks, problem_key
+from xocview.layout.nested_edges import Level, join, plan
 from xocview.layout.pipeline import LayoutResult, layout
 
 __all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "nested_layout"]
@@ -32,36 +32,8 @@ MEMO = LayoutMemo()  # every group's layout, by its problem: shared by all drawi
 _I = np.int64
 FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
 TITLE_BAND = 22.0  # the band for a frame's title, above its content
-_AROUND = 8.0  # how far a path around a group box keeps from it
 _HEAD_GAP = 12.0  # between a frame's title and its header box
 _BELOW_HEAD = 28.0  # between a header box and the frame's content: its edges show
-
-
-@dataclass
-class _Level:
-    """One group's own layout problem: its units (items and sub-groups) and ports."""
-
-    units: list[int] = field(default_factory=list)  # global unit ids (items, then n + cluster)
-    local: dict[tuple[str, int], int] = field(default_factory=dict)  # ("u"/"in"/"out", key)
-    src: list[int] = field(default_factory=list)
-    dst: list[int] = field(default_factory=list)
-    pieces: dict[tuple[int, int, int], int] = field(default_factory=dict)  # -> local edge
-
-    def node(self, kind: str, key: int) -> int:
-        k = self.local.get((kind, key))
-        if k is None:
-            k = self.local[(kind, key)] = len(self.local)
-            self.units.append(key if kind == "u" else -1)
-        return k
-
-    def edge(self, a: int, b: int, via: int) -> int:
-        """The local edge a -> b for outside source ``via`` (shared by its fan-out)."""
-        e = self.pieces.get((a, b, via))
-        if e is None:
-            e = self.pieces[(a, b, via)] = len(self.src)
-            self.src.append(a)
-            self.dst.append(b)
-        return e
 
 
 def nested_layout(
@@ -115,7 +87,7 @@ def nested_layout(
     owned = np.flatnonzero(owner >= 0)
     unit_of_item[owner[owned]] = n + owned
     item_level[owner[owned]] = up[owned]
-    levels = [_Level() for _ in range(c_count + 1)]
+    levels = [Level() for _ in range(c_count + 1)]
     for i in np.flatnonzero(unit_of_item == np.arange(n)).tolist():
         levels[int(item_level[i])].node("u", i)
     for c in range(c_count):
@@ -124,7 +96,7 @@ def nested_layout(
     # every edge as pieces: (level, local edge, side) with side -1 leaving, 0 across, +1 entering
     plans: list[list[tuple[int, int, int]]] = []  # empty: no piece to lay out
     for uu, vv in zip(unit_of_item[src].tolist(), unit_of_item[dst].tolist(), strict=True):
-        plans.append(_plan(uu, vv, n, item_level, up, depth, levels))
+        plans.append(plan(uu, vv, n, item_level, up, depth, levels))
 
     # lay out the deepest groups first: a group's box is the size of its own layout
     results: dict[int, LayoutResult] = {}
@@ -234,9 +206,9 @@ def nested_layout(
         head_span[:, 1] = left + FRAME_PAD + tw + 8.0
         head_span[owned, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
     lines = []
-    for plan, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
-        if plan:
-            lines.append(_join(plan, results, origin, top, box_h, head_span, left, box_w))
+    for pieces, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
+        if pieces:
+            lines.append(join(pieces, results, origin, top, box_h, head_span, left, box_w))
         else:  # between a group's header and its own members: straight down
             lines.append(
                 np.array(
@@ -281,133 +253,6 @@ def nested_layout(
     )
     out.outlines = outlines
     return out
-
-
-def _plan(
-    uu: int,
-    vv: int,
-    n: int,
-    item_level: np.ndarray,
-    up: np.ndarray,
-    depth: np.ndarray,
-    levels: list[_Level],
-) -> list[tuple[int, int, int]]:
-    """The pieces of the edge from unit ``uu`` to unit ``vv``: (level, local edge, side)."""
-
-    def level_of(u: int) -> int:
-        return int(item_level[u]) if u < n else int(up[u - n])
-
-    a, b = level_of(uu), level_of(vv)
-    if a == b and uu != vv:  # both ends in one level (most edges): one piece there
-        lv = levels[a]
-        return [(a, lv.edge(lv.local[("u", uu)], lv.local[("u", vv)], uu), 0)]
-    a_side: list[int] = []
-    b_side: list[int] = []
-    while depth[a] > depth[b]:
-        a_side.append(a)
-        a = int(up[a])
-    while depth[b] > depth[a]:
-        b_side.append(b)
-        b = int(up[b])
-    while a != b:
-        a_side.append(a)
-        b_side.append(b)
-        a, b = int(up[a]), int(up[b])
-    common = a
-    if uu == vv:  # a self-loop, drawn by the flat layout
-        lv = levels[common]
-        k = lv.node("u", uu)
-        return [(common, lv.edge(k, k, uu), 0)]
-    pieces: list[tuple[int, int, int]] = []
-    cur = uu
-    for lvl in a_side:  # inside the source's groups: down to their bottom ports
-        lv = levels[lvl]
-        pieces.append((lvl, lv.edge(lv.node("u", cur), lv.node("out", uu), uu), -1))
-        cur = n + lvl
-    across = cur
-    target = n + b_side[-1] if b_side else vv
-    if across == target or (uu >= n and target == uu):
-        return []  # an edge within one box's own frame: nothing to draw between boxes
-    lv = levels[common]
-    pieces.append((common, lv.edge(lv.node("u", across), lv.node("u", target), uu), 0))
-    for j in range(len(b_side) - 1, -1, -1):  # inside the target's groups: from their top ports
-        lvl = b_side[j]
-        lv = levels[lvl]
-        inner = n + b_side[j - 1] if j > 0 else vv
-        pieces.append((lvl, lv.edge(lv.node("in", uu), lv.node("u", inner), uu), 1))
-    return pieces
-
-
-def _join(
-    plan: list[tuple[int, int, int]],
-    results: dict[int, LayoutResult],
-    origin: np.ndarray,
-    top: np.ndarray,
-    box_h: np.ndarray,
-    head_span: np.ndarray,
-    left: np.ndarray,
-    box_w: np.ndarray,
-) -> np.ndarray:
-    """One polyline from the pieces: each leaving piece runs on to its group's bottom border,
-    each entering piece starts on its group's top border, and neighbours meet there. An
-    entry that would cross a header box comes in beside it and turns under it."""
-    if len(plan) == 1 and plan[0][2] == 0:  # one piece within one level: moved there
-        lvl, e, _ = plan[0]
-        return results[lvl].points[e] + origin[lvl]
-    parts = []
-    for lvl, e, side in plan:
-        pts = results[lvl].points[e] + origin[lvl]
-        if side < 0:
-            pts = np.vstack([pts, [pts[-1, 0], top[lvl] + box_h[lvl]]])
-        elif side > 0:
-            lo, hi = head_span[lvl]
-            px, py = pts[0]
-            if lo < px < hi:  # come in right of the title, then across under it
-                pts = np.vstack([[hi, top[lvl]], [hi, py], pts])
-            else:
-                pts = np.vstack([[px, top[lvl]], pts])
-        parts.append(pts.copy())
-    for k in range(len(parts) - 1):
-        if plan[k][2] < 0:  # leaving group g through its bottom
-            g, exit_ = plan[k][0], parts[k][-1]
-            nxt = parts[k + 1]
-            if nxt[0, 1] < exit_[1] - 1e-6:  # ... toward a box above it: around its side
-                around_x = _beside(left[g], box_w[g], nxt[0, 0])
-                bottom = exit_[1] + _AROUND
-                parts[k + 1] = np.vstack(
-                    [
-                        exit_,
-                        [exit_[0], bottom],
-                        [around_x, bottom],
-                        [around_x, top[g] - _AROUND],
-                        nxt[1:],
-                    ]
-                )
-            else:
-                nxt[0] = exit_
-        if plan[k + 1][2] > 0:  # entering group g through its top
-            g, entry = plan[k + 1][0], parts[k + 1][0]
-            cur = parts[k]
-            if cur[-1, 1] > entry[1] + 1e-6:  # ... from a box below it: around its side
-                around_x = _beside(left[g], box_w[g], cur[-1, 0])
-                parts[k] = np.vstack(
-                    [
-                        cur[:-1],
-                        [cur[-1, 0], top[g] + box_h[g] + _AROUND],
-                        [around_x, top[g] + box_h[g] + _AROUND],
-                        [around_x, top[g] - _AROUND],
-                        [entry[0], top[g] - _AROUND],
-                        entry,
-                    ]
-                )
-            else:
-                cur[-1] = entry
-    return np.vstack([parts[0]] + [p[1:] for p in parts[1:]])
-
-
-def _beside(left: float, width: float, toward: float) -> float:
-    """x of a path around a group box, on the side nearer ``toward``."""
-    return left - _AROUND if toward < left + width / 2 else left + width + _AROUND
 
 
 def _depths(up: np.ndarray, root: int) -> np.ndarray:
