@@ -68,8 +68,6 @@ class Document(QObject):
         self.path = path
         self.format = fmt
         facts = dict(facts or {})
-        hierarchy = facts.pop("hierarchy", None)
-        self.hierarchy = hierarchy if isinstance(hierarchy, Hierarchy) else Hierarchy(graph)
         # what the panels derive from the whole graph, by name, for the current edit count
         self._derived: dict[str, tuple[int, object]] = {k: (0, v) for k, v in facts.items()}
         # Facts of a big graph are made in a thread after the first paint (validating and
@@ -139,7 +137,6 @@ class Document(QObject):
         g = self.graph
         before = self._selected_id()
         g.invalidate()
-        self.hierarchy = Hierarchy.of(g)
         self._values = None
         self._edits += 1
         self._heat_version += 1
@@ -285,6 +282,12 @@ class Document(QObject):
         value = compute()
         self._derived[name] = (self._edits, value)
         return value
+
+    @property
+    def hierarchy(self) -> Hierarchy:
+        """The graph's hierarchy as it is now (made once per graph state, kept with its index:
+        the load worker's, until an edit)."""
+        return Hierarchy.of(self.graph)
 
     def fact(self, name: str) -> object | None:
         """The whole-graph fact ``name`` of ``graph_facts.FACTS``, made once per edit count;

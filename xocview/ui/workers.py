@@ -75,7 +75,7 @@ class LoadJob:
                 drawing = build_drawing(graph, expanded, progress=self.progress)
                 self.progress.check()
                 # the panels' whole-graph facts come after the first paint (Document)
-                facts: dict[str, object] = {"hierarchy": hierarchy}
+                facts: dict[str, object] = {}
             except Cancelled:
                 return
             except XocviewError as e:
