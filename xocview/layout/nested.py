@@ -12,6 +12,10 @@ the borders into one polyline.
 
 A group may be drawn with a box of its own (an If or Loop: an operator and a container): its
 box becomes the frame's header, and edges to and from it meet the frame's border.
+
+Given the previous layout's state and stable keys for items and groups, a layout redoes only
+the levels whose problems changed (nested_state.py): one expand or collapse costs that group,
+its ancestors and the routes through them, not the whole visible graph.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from functools import partial
 import numpy as np
 
 from xocview.layout.memo import LayoutMemo, hint_ranks, problem_key
-from xocview.layout.nested_edges import Level, join, plan
+from xocview.layout.nested_edges import Level, Stale, join, plan
+from xocview.layout.nested_state import NestedState, NestKeys, Snapshot, changes, edge_keys
 from xocview.layout.pipeline import LayoutResult, layout
 
-__all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "nested_layout"]
+__all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "NestKeys", "NestedState", "nested_layout"]
 
 MEMO = LayoutMemo()  # every group's layout, by its problem: shared by all drawings
 
@@ -53,6 +58,8 @@ def nested_layout(
     rank_sep: float = 48.0,
     wrap: tuple[float, float] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    keys: NestKeys | None = None,
+    previous: NestedState | None = None,
 ) -> LayoutResult:
     """Lay out items nested in groups; ``result.outlines[c]`` is group c's rectangle.
 
@@ -61,6 +68,10 @@ def nested_layout(
     width group c's title needs. Other arguments as for ``layout``, applied to every group.
     ``progress(done, total)`` is called before each group's layout (weighted by its units) and
     may raise to stop the work: that is how a window cancels a layout.
+
+    ``keys`` names items and groups stably; with them, ``previous`` (the ``state`` of an earlier
+    result) lets the layout keep what did not change, and ``order_hint`` only steers the levels
+    laid out again. ``result.state`` is this layout's.
     """
     n = int(num_nodes)
     src = np.asarray(sources, dtype=_I).reshape(-1)
@@ -76,57 +87,107 @@ def nested_layout(
         raise ValueError(f"groups must be numbered in [0, {c_count})")
     owner = np.full(c_count, -1, dtype=_I) if owner is None else np.asarray(owner, dtype=_I)
     tw = np.zeros(c_count) if title_width is None else np.asarray(title_width, dtype=np.float64)
+    keys = keys if keys is not None else NestKeys.plain(n, c_count)
+    keys.check(n, c_count)
+    args = (n, src, dst, widths, heights)
+    again = dict(
+        member=member, parent=parent, owner=owner, title_width=title_width, direction=direction,
+        order_hint=order_hint, node_sep=node_sep, rank_sep=rank_sep, wrap=wrap,
+        progress=progress, keys=keys,
+    )  # fmt: skip
     if direction == "LR":
         w, h = h, w
-    root = c_count
-    up = np.where(parent >= 0, parent, root).astype(_I)
-    up = np.append(up, -1)
-    depth = _depths(up, root)
-    unit_of_item = np.arange(n, dtype=_I)
-    item_level = np.where(member >= 0, member, root).astype(_I)
+    lr = direction == "LR"
+    ks, fs = keys.item_space, keys.frame_space
+    root = fs  # the top level's id; a group's level is its frame key
+    fk = keys.frame
+    ik = keys.item
+    slot_up = np.append(np.where(parent >= 0, parent, c_count), -1).astype(_I)
+    up = np.full(fs + 1, -1, dtype=_I)
+    level_of_slot = np.append(fk, root)  # a group slot's level; slot c_count is the top
+    up[fk] = level_of_slot[slot_up[:c_count]]
+    depth = np.zeros(fs + 1, dtype=_I)
+    depth[fk] = _depths(slot_up, c_count)[:c_count]
+    item_level = level_of_slot[np.where(member >= 0, member, c_count)]
+    unit = ik.copy()
     owned = np.flatnonzero(owner >= 0)
-    unit_of_item[owner[owned]] = n + owned
-    item_level[owner[owned]] = up[owned]
-    levels = [Level() for _ in range(c_count + 1)]
-    for i in np.flatnonzero(unit_of_item == np.arange(n)).tolist():
-        levels[int(item_level[i])].node("u", i)
-    for c in range(c_count):
-        levels[int(up[c])].node("u", n + c)
+    unit[owner[owned]] = ks + fk[owned]
+    item_level[owner[owned]] = up[fk[owned]]
+
+    # per frame: the band across its top, the header box's width as seen, the title's width
+    band_s = np.full(c_count, TITLE_BAND)
+    band_s[owned] = (w if lr else h)[owner[owned]] + 8.0 + _BELOW_HEAD
+    head_s = np.zeros(c_count)
+    head_s[owned] = (h if lr else w)[owner[owned]]
+    now = _snapshot(keys, item_level, unit, w, h, up, band_s, head_s, tw, src, dst, lr)
+    now.settings = (direction, float(node_sep), float(rank_sep), wrap)
+    uu, vv = unit[src], unit[dst]
+    if previous is not None and now.compatible(previous.now):
+        ch = changes(previous, now, up, depth, uu, vv, ik[src], ik[dst])
+        dirty, replan, prev_edge = ch.dirty, ch.replan, ch.previous_edge
+    else:
+        previous = None
+        dirty = np.ones(fs + 1, dtype=bool)
+        replan = np.ones(len(src), dtype=bool)
+        prev_edge = np.full(len(src), -1, dtype=_I)
+    present = np.r_[fk, root]
+    levels: dict[int, Level] = {}
+    for lvl in present.tolist():
+        if dirty[lvl]:
+            levels[lvl] = Level()
+        else:
+            assert previous is not None
+            levels[lvl] = previous.levels[lvl]
+    for i in np.flatnonzero((unit < ks) & dirty[item_level]).tolist():
+        levels[int(item_level[i])].node("u", int(unit[i]))
+    for c in np.flatnonzero(dirty[up[fk]]).tolist():
+        levels[int(up[fk[c]])].node("u", ks + int(fk[c]))
 
     # every edge as pieces: (level, local edge, side) with side -1 leaving, 0 across, +1 entering
     plans: list[list[tuple[int, int, int]]] = []  # empty: no piece to lay out
-    for uu, vv in zip(unit_of_item[src].tolist(), unit_of_item[dst].tolist(), strict=True):
-        plans.append(plan(uu, vv, n, item_level, up, depth, levels))
+    level_of_key = np.maximum(now.level, 0)
+    try:
+        for e, (a, b) in enumerate(zip(uu.tolist(), vv.tolist(), strict=True)):
+            if replan[e]:
+                plans.append(plan(a, b, ks, level_of_key, up, depth, levels))
+            else:
+                assert previous is not None
+                plans.append(previous.plans[int(prev_edge[e])])
+    except Stale:  # a kept level lacks a piece: start afresh
+        return nested_layout(*args, **again)  # type: ignore[arg-type]
 
     # lay out the deepest groups first: a group's box is the size of its own layout
+    box = previous.box.copy() if previous is not None else np.zeros((fs + 1, 4))
     results: dict[int, LayoutResult] = {}
-    lr = direction == "LR"
-    box_w = np.zeros(c_count)
-    box_h = np.zeros(c_count)
-    band = np.full(c_count, TITLE_BAND)  # across the top of the frame as seen
-    band[owned] = (w if lr else h)[owner[owned]] + 8.0 + _BELOW_HEAD
-    head = np.zeros(c_count)  # the header box's width as seen
-    head[owned] = (h if lr else w)[owner[owned]]
-    content_dx = np.zeros(c_count + 1)
-    content_dy = np.zeros(c_count + 1)
-    hints = _hints(order_hint, n, item_level, up, root)
-    total = sum(len(lv.units) + len(lv.src) for lv in levels)
+    hints = _hints(order_hint, n, member, parent, c_count)
+    hint_item = np.full(ks, np.nan)
+    hint_frame = np.full(fs + 1, np.nan)
+    if hints is not None:
+        hint_item[ik] = hints[:n]
+        hint_frame[fk] = hints[n:]
+    todo = sorted((lvl for lvl in present.tolist() if dirty[lvl]), key=lambda c: -depth[c])
+    total = sum(len(levels[lvl].units) + len(levels[lvl].src) for lvl in todo)
     done = 0
-    for lvl in sorted(range(c_count + 1), key=lambda c: -depth[c]):
+    for lvl in todo:
         lv = levels[lvl]
         if progress is not None:
             progress(done, total)
         done += len(lv.units) + len(lv.src)
         units = np.asarray(lv.units, dtype=_I)
-        is_item = (units >= 0) & (units < n)
-        is_group = units >= n
+        is_item = (units >= 0) & (units < ks)
+        is_group = units >= ks
         k = len(units)
         lw, lh = np.zeros(k), np.zeros(k)
-        lw[is_item], lh[is_item] = w[units[is_item]], h[units[is_item]]
-        lw[is_group], lh[is_group] = box_w[units[is_group] - n], box_h[units[is_group] - n]
+        lw[is_item], lh[is_item] = now.w[units[is_item]], now.h[units[is_item]]
+        lw[is_group], lh[is_group] = box[units[is_group] - ks, 0], box[units[is_group] - ks, 1]
         kinds = [kind for kind, _ in lv.local]
         l_src, l_dst = np.asarray(lv.src, dtype=_I), np.asarray(lv.dst, dtype=_I)
-        l_hint = None if hints is None else hint_ranks(_level_hints(hints, units, n))
+        l_hint = None
+        if hints is not None:
+            raw = np.full(k, np.nan)
+            raw[is_item] = hint_item[units[is_item]]
+            raw[is_group] = hint_frame[units[is_group] - ks]
+            l_hint = hint_ranks(raw)
         first = np.array([kind == "in" for kind in kinds], dtype=bool)
         last = np.array([kind == "out" for kind in kinds], dtype=bool)
         key = problem_key(k, l_src, l_dst, lw, lh, l_hint, first, last, node_sep, rank_sep, wrap)
@@ -149,67 +210,77 @@ def nested_layout(
             ),
         )
         results[lvl] = res
+        lv.rel = (
+            units[is_group] - ks,
+            res.x[is_group],
+            res.y[is_group],
+            units[is_item],
+            res.x[is_item],
+            res.y[is_item],
+            res.rank[is_item],
+        )
         if lvl == root:
             continue
-        seen = max(float(tw[lvl]), float(head[lvl]))  # what the title and header need
-        if not lr and owner[lvl] >= 0:  # the header stands right of the title
-            seen = float(tw[lvl] + _HEAD_GAP + head[lvl])
+        tw_l, band_l, head_l, header = now.frame_box[lvl]
+        seen = max(float(tw_l), float(head_l))  # what the title and header need
+        if not lr and header:  # the header stands right of the title
+            seen = float(tw_l + _HEAD_GAP + head_l)
         if lr:  # laid out top-down, seen turned: the band runs along the layout's left
             inner = max(res.height, seen)
-            box_w[lvl] = band[lvl] + res.width + FRAME_PAD
-            box_h[lvl] = inner + 2 * FRAME_PAD
-            content_dx[lvl] = band[lvl]
-            content_dy[lvl] = FRAME_PAD + (inner - res.height) / 2
+            box[lvl] = (band_l + res.width + FRAME_PAD, inner + 2 * FRAME_PAD, band_l,
+                        FRAME_PAD + (inner - res.height) / 2)  # fmt: skip
         else:
             inner = max(res.width, seen)
-            box_w[lvl] = inner + 2 * FRAME_PAD
-            box_h[lvl] = band[lvl] + res.height + FRAME_PAD
-            content_dx[lvl] = FRAME_PAD + (inner - res.width) / 2
-            content_dy[lvl] = band[lvl]
+            box[lvl] = (inner + 2 * FRAME_PAD, band_l + res.height + FRAME_PAD,
+                        FRAME_PAD + (inner - res.width) / 2, band_l)  # fmt: skip
+    for lvl in present.tolist():
+        if not dirty[lvl]:
+            assert previous is not None
+            results[lvl] = previous.results[lvl]
 
-    # place top-down: each level's content origin in absolute coordinates
-    origin = np.zeros((c_count + 1, 2))
-    left = np.zeros(c_count)
-    top = np.zeros(c_count)
-    for lvl in sorted(range(c_count + 1), key=lambda c: depth[c]):
-        res = results[lvl]
-        lv = levels[lvl]
-        if lvl != root:
-            origin[lvl] = (left[lvl] + content_dx[lvl], top[lvl] + content_dy[lvl])
-        for local, u in enumerate(lv.units):
-            if u >= n:
-                c = u - n
-                left[c] = origin[lvl, 0] + res.x[local] - box_w[c] / 2
-                top[c] = origin[lvl, 1] + res.y[local] - box_h[c] / 2
-    x = np.zeros(n)
-    y = np.zeros(n)
-    rank = np.zeros(n, dtype=_I)
-    for lvl in range(c_count + 1):
-        res, lv = results[lvl], levels[lvl]
-        units = np.asarray(lv.units, dtype=_I)
-        sel = np.flatnonzero((units >= 0) & (units < n))
-        x[units[sel]] = origin[lvl, 0] + res.x[sel]
-        y[units[sel]] = origin[lvl, 1] + res.y[sel]
-        rank[units[sel]] = res.rank[sel]
+    origin, left, top = _placed(levels, present, depth, box, root)
+    box_w, box_h = box[:, 0], box[:, 1]
+    x_key = np.zeros(ks)
+    y_key = np.zeros(ks)
+    rank_key = np.zeros(ks, dtype=_I)
+    parts = [levels[lvl].rel for lvl in present.tolist()]
+    counts = [len(p[3]) for p in parts]  # type: ignore[index]
+    if parts:
+        at = np.repeat(present, counts)
+        item_keys = np.concatenate([p[3] for p in parts])  # type: ignore[index]
+        x_key[item_keys] = origin[at, 0] + np.concatenate([p[4] for p in parts])  # type: ignore[index]
+        y_key[item_keys] = origin[at, 1] + np.concatenate([p[5] for p in parts])  # type: ignore[index]
+        rank_key[item_keys] = np.concatenate([p[6] for p in parts])  # type: ignore[index]
+    x, y, rank = x_key[ik], y_key[ik], rank_key[ik]
+    heads_at = fk[owned]
     along = 4.0 + (w if lr else h)[owner[owned]] / 2  # the header's centre, into the band
     if lr:
-        x[owner[owned]] = left[owned] + along
-        y[owner[owned]] = top[owned] + box_h[owned] / 2
+        x[owner[owned]] = left[heads_at] + along
+        y[owner[owned]] = top[heads_at] + box_h[heads_at] / 2
     else:
-        x[owner[owned]] = left[owned] + FRAME_PAD + tw[owned] + _HEAD_GAP + head[owned] / 2
-        y[owner[owned]] = top[owned] + along
+        x[owner[owned]] = left[heads_at] + FRAME_PAD + tw[owned] + _HEAD_GAP + head_s[owned] / 2
+        y[owner[owned]] = top[heads_at] + along
     # what an entering edge must not cross in each frame's top band: the title (and the
     # header box after it); TB only, since across the band is not on the entering side
-    head_span = np.full((c_count, 2), np.nan)
+    head_span = np.full((fs + 1, 2), np.nan)
     if not lr:
-        head_span[:, 0] = left
-        head_span[:, 1] = left + FRAME_PAD + tw + 8.0
-        head_span[owned, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
-    lines = []
-    for pieces, s_item, d_item in zip(plans, src.tolist(), dst.tolist(), strict=True):
+        head_span[fk, 0] = left[fk]
+        head_span[fk, 1] = left[fk] + FRAME_PAD + tw + 8.0
+        head_span[heads_at, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
+    lines: list[np.ndarray] = []
+    lca = np.full(len(src), -1, dtype=_I)
+    shift = origin - previous.origin if previous is not None else origin
+    for e, pieces in enumerate(plans):
         if pieces:
+            across = [lvl for lvl, _, side in pieces if side == 0]
+            lca[e] = across[0] if across else pieces[0][0]
+        if pieces and not replan[e]:
+            assert previous is not None
+            lines.append(previous.lines[int(prev_edge[e])] + shift[lca[e]])
+        elif pieces:
             lines.append(join(pieces, results, origin, top, box_h, head_span, left, box_w))
         else:  # between a group's header and its own members: straight down
+            s_item, d_item = int(src[e]), int(dst[e])
             lines.append(
                 np.array(
                     [
@@ -218,13 +289,33 @@ def nested_layout(
                     ]
                 )
             )
-    heads = np.flatnonzero(np.isin(dst, owner[owned]))
+    heads = np.flatnonzero(np.isin(dst, owner[owned]) & (replan | (lca < 0)))
     for e in heads.tolist():  # an edge into an open If or Loop ends on its header box
         t = int(dst[e])
         pts = lines[e]
         reach = w[t] / 2 * 0.6
         pts[-1] = (np.clip(pts[-1, 0], x[t] - reach, x[t] + reach), y[t] - h[t] / 2)
-    l_, t_, r_, b_ = left, top, left + box_w, top + box_h
+    crossings, timings = _totals(previous, results, dirty, present)
+    piece_levels = [lvl for pieces in plans for lvl, _, _ in pieces]
+    state = NestedState(
+        now=now,
+        up=up,
+        levels=levels,
+        results=results,
+        plans=plans,
+        plan_ptr=np.r_[0, np.cumsum([len(p) for p in plans], dtype=_I)].astype(_I),
+        plan_levels=np.asarray(piece_levels, dtype=_I),
+        lca=lca,
+        lines=lines,
+        box=box,
+        origin=origin,
+        crossings=crossings,
+        timings=timings,
+    )
+    for lv in levels.values():
+        lv.frozen = True
+    l_, t_ = left[fk], top[fk]
+    r_, b_ = l_ + box_w[fk], t_ + box_h[fk]
     width = results[root].width
     height = results[root].height
     if lr:
@@ -232,27 +323,107 @@ def nested_layout(
         lines = [p[:, ::-1].copy() for p in lines]
         l_, t_, r_, b_ = t_, l_, b_, r_
         width, height = height, width
-    outlines = [
-        np.array([[r_[c], t_[c]], [r_[c], b_[c]], [l_[c], b_[c]], [l_[c], t_[c]]])
-        for c in range(c_count)
-    ]
+    corners = np.stack([np.c_[r_, t_], np.c_[r_, b_], np.c_[l_, b_], np.c_[l_, t_]], axis=1)
     out = LayoutResult(
-        x,
-        y,
-        lines,
-        width,
-        height,
-        rank,
-        np.zeros(n, dtype=_I),
-        np.zeros(len(src), dtype=bool),
-        sum(r.crossings for r in results.values()),
-        {
-            phase: sum(r.timings.get(phase, 0.0) for r in results.values())
-            for phase in results[root].timings
-        },
-    )
-    out.outlines = outlines
+        x, y, lines, width, height, rank, np.zeros(n, dtype=_I),
+        np.zeros(len(src), dtype=bool), crossings, dict(timings),
+    )  # fmt: skip
+    out.outlines = list(corners)
+    out.state = state  # type: ignore[attr-defined]
     return out
+
+
+def _snapshot(
+    keys: NestKeys,
+    item_level: np.ndarray,
+    unit: np.ndarray,
+    w: np.ndarray,
+    h: np.ndarray,
+    up: np.ndarray,
+    band: np.ndarray,
+    head: np.ndarray,
+    tw: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    lr: bool,
+) -> Snapshot:
+    ks, fs = keys.item_space, keys.frame_space
+    ik, fk = keys.item, keys.frame
+    level = np.full(ks, -2, dtype=_I)
+    level[ik] = item_level
+    unit_k = np.full(ks, -1, dtype=_I)
+    unit_k[ik] = unit
+    w_k = np.zeros(ks)
+    w_k[ik] = w
+    h_k = np.zeros(ks)
+    h_k[ik] = h
+    frame_up = np.full(fs + 1, -2, dtype=_I)
+    frame_up[fk] = up[fk]
+    frame_box = np.zeros((fs + 1, 4))
+    frame_box[fk, 0] = tw
+    frame_box[fk, 1] = band
+    frame_box[fk, 2] = head
+    frame_box[fk, 3] = head > 0
+    return Snapshot(
+        (), ks, fs, level, unit_k, w_k, h_k, frame_up, frame_box, edge_keys(ik[src], ik[dst], ks)
+    )
+
+
+def _placed(
+    levels: dict[int, Level], present: np.ndarray, depth: np.ndarray, box: np.ndarray, root: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each level's content origin, and each group box's left and top, placed top-down."""
+    origin = np.zeros((len(box), 2))
+    left = np.zeros(len(box))
+    top = np.zeros(len(box))
+    parts = [levels[lvl].rel for lvl in present.tolist()]
+    counts = [len(p[0]) for p in parts]  # type: ignore[index]
+    if not sum(counts):
+        return origin, left, top
+    holder = np.repeat(present, counts)
+    frame = np.concatenate([p[0] for p in parts])  # type: ignore[index]
+    gx = np.concatenate([p[1] for p in parts])  # type: ignore[index]
+    gy = np.concatenate([p[2] for p in parts])  # type: ignore[index]
+    d = depth[frame]
+    for level_depth in np.unique(d).tolist():  # parents before children
+        sel = d == level_depth
+        f, par = frame[sel], holder[sel]
+        left[f] = origin[par, 0] + gx[sel] - box[f, 0] / 2
+        top[f] = origin[par, 1] + gy[sel] - box[f, 1] / 2
+        origin[f, 0] = left[f] + box[f, 2]
+        origin[f, 1] = top[f] + box[f, 3]
+    return origin, left, top
+
+
+def _totals(
+    previous: NestedState | None,
+    results: dict[int, LayoutResult],
+    dirty: np.ndarray,
+    present: np.ndarray,
+) -> tuple[int, dict[str, float]]:
+    """Crossings and phase times over every level: the previous totals, less what was laid
+    out again or went, plus the new levels'."""
+    if previous is None:
+        crossings = sum(r.crossings for r in results.values())
+        timings: dict[str, float] = {}
+        for r in results.values():
+            for phase, t in r.timings.items():
+                timings[phase] = timings.get(phase, 0.0) + t
+        return crossings, timings
+    crossings = previous.crossings
+    timings = dict(previous.timings)
+    kept = set(present[~dirty[present]].tolist())
+    for lvl, r in previous.results.items():
+        if lvl not in kept:
+            crossings -= r.crossings
+            for phase, t in r.timings.items():
+                timings[phase] = timings.get(phase, 0.0) - t
+    for lvl, r in results.items():
+        if lvl not in kept:
+            crossings += r.crossings
+            for phase, t in r.timings.items():
+                timings[phase] = timings.get(phase, 0.0) + t
+    return crossings, timings
 
 
 def _depths(up: np.ndarray, root: int) -> np.ndarray:
@@ -273,28 +444,19 @@ def _depths(up: np.ndarray, root: int) -> np.ndarray:
 
 
 def _hints(
-    order_hint: np.ndarray | None, n: int, item_level: np.ndarray, up: np.ndarray, root: int
+    order_hint: np.ndarray | None, n: int, member: np.ndarray, parent: np.ndarray, c_count: int
 ) -> np.ndarray | None:
-    """A hint per unit (items, then groups): a group takes its leftmost member's."""
+    """A hint per item, then per group: a group takes its leftmost member's."""
     if order_hint is None:
         return None
     hint = np.asarray(order_hint, dtype=np.float64).reshape(-1)
-    out = np.concatenate([hint, np.full(root, np.nan)])
-    level = item_level.copy()
+    out = np.concatenate([hint, np.full(c_count, np.nan)])
+    level = member.copy()
     value = hint.copy()
     while True:
-        inside = (level != root) & (level >= 0)
+        inside = level >= 0
         if not inside.any():
             break
-        groups = level[inside]
-        np.fmin.at(out, n + groups, value[inside])
-        level = np.where(inside, up[np.where(inside, level, root)], -1)
-        level[level == root] = -1
-    return out
-
-
-def _level_hints(hints: np.ndarray, units: np.ndarray, n: int) -> np.ndarray:
-    out = np.full(len(units), np.nan)
-    real = units >= 0
-    out[real] = hints[units[real]]
+        np.fmin.at(out, n + level[inside], value[inside])
+        level = np.where(inside, parent[np.maximum(level, 0)], -1)
     return out

@@ -9,24 +9,38 @@ import numpy as np
 
 from xocview.layout.pipeline import LayoutResult
 
-__all__ = ["Level", "join", "plan"]
+__all__ = ["Level", "Stale", "join", "path_levels", "plan"]
 
 _AROUND = 8.0  # how far a path around a group box keeps from it
 
 
+class Stale(Exception):
+    """A level kept from the previous layout was asked for a unit or piece it lacks: what
+    changed reaches further than the update assumed, so the caller lays out everything."""
+
+
 @dataclass
 class Level:
-    """One group's own layout problem: its units (items and sub-groups) and ports."""
+    """One group's own layout problem: its units (items and sub-groups) and ports.
 
-    units: list[int] = field(default_factory=list)  # global unit ids (items, then n + cluster)
+    Units are stable ids (an item's key; a group's ``item_space + frame key``), so that a level
+    whose problem did not change is kept, as it is, by the next layout (``frozen``).
+    """
+
+    units: list[int] = field(default_factory=list)  # stable unit ids; -1 for a port
     local: dict[tuple[str, int], int] = field(default_factory=dict)  # ("u"/"in"/"out", key)
     src: list[int] = field(default_factory=list)
     dst: list[int] = field(default_factory=list)
     pieces: dict[tuple[int, int, int], int] = field(default_factory=dict)  # -> local edge
+    frozen: bool = False  # kept from a previous layout: nothing may be added
+    # where its sub-groups and items sit in its layout, once laid out (see nested._placed)
+    rel: tuple[np.ndarray, ...] | None = field(default=None, repr=False)
 
     def node(self, kind: str, key: int) -> int:
         k = self.local.get((kind, key))
         if k is None:
+            if self.frozen:
+                raise Stale
             k = self.local[(kind, key)] = len(self.local)
             self.units.append(key if kind == "u" else -1)
         return k
@@ -35,6 +49,8 @@ class Level:
         """The local edge a -> b for outside source ``via`` (shared by its fan-out)."""
         e = self.pieces.get((a, b, via))
         if e is None:
+            if self.frozen:
+                raise Stale
             e = self.pieces[(a, b, via)] = len(self.src)
             self.src.append(a)
             self.dst.append(b)
@@ -48,9 +64,13 @@ def plan(
     item_level: np.ndarray,
     up: np.ndarray,
     depth: np.ndarray,
-    levels: list[Level],
+    levels: dict[int, Level],
 ) -> list[tuple[int, int, int]]:
-    """The pieces of the edge from unit ``uu`` to unit ``vv``: (level, local edge, side)."""
+    """The pieces of the edge from unit ``uu`` to unit ``vv``: (level, local edge, side).
+
+    Units below ``n`` are items, found in ``item_level``; unit ``n + f`` is the group whose
+    level is ``f`` (its parent level is ``up[f]``).
+    """
 
     def level_of(u: int) -> int:
         return int(item_level[u]) if u < n else int(up[u - n])
@@ -94,6 +114,25 @@ def plan(
         inner = n + b_side[j - 1] if j > 0 else vv
         pieces.append((lvl, lv.edge(lv.node("in", uu), lv.node("u", inner), uu), 1))
     return pieces
+
+
+def path_levels(
+    uu: int, vv: int, n: int, item_level: np.ndarray, up: np.ndarray, depth: np.ndarray
+) -> list[int]:
+    """Every level the edge from unit ``uu`` to unit ``vv`` has a piece in (or may have)."""
+    a = int(item_level[uu]) if uu < n else int(up[uu - n])
+    b = int(item_level[vv]) if vv < n else int(up[vv - n])
+    out = [a, b]
+    while depth[a] > depth[b]:
+        a = int(up[a])
+        out.append(a)
+    while depth[b] > depth[a]:
+        b = int(up[b])
+        out.append(b)
+    while a != b:
+        a, b = int(up[a]), int(up[b])
+        out += [a, b]
+    return out
 
 
 def join(

@@ -160,6 +160,9 @@ def plan_columns(
     )
 
 
+_AROUND_K = 3  # column counts tried on each side of the estimate
+
+
 def _cuts(
     top: np.ndarray,
     bottom: np.ndarray,
@@ -175,7 +178,11 @@ def _cuts(
     layers = len(top)
     best = np.zeros(0, dtype=_I)
     best_score = np.inf
-    for k in range(2, min(layers // MIN_LAYERS, 64) + 1):
+    most = min(layers // MIN_LAYERS, 64)
+    # k columns of about height / k each: the shape's ratio is height / (k * k * width), so
+    # only the counts near sqrt(height / (width * target)) can be best
+    near = int(round(np.sqrt(height / (max(width, 1.0) * target))))
+    for k in range(max(2, near - _AROUND_K), min(most, near + _AROUND_K) + 1):
         cuts = _partition(top, bottom, crossing, _balanced_height(top, bottom, k))
         first = np.concatenate([[0], cuts + 1])
         last = np.append(cuts, layers - 1)

@@ -269,6 +269,7 @@ class Document(QObject):
             direction=self.direction,
             show_weights=self.show_weights,
             order_hint=self._hint(previous) if previous is not None else None,
+            previous=previous,
         )
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
@@ -331,6 +332,7 @@ class Document(QObject):
             self.direction,
             self.show_weights,
             self._hint(previous) if previous is not None else None,
+            previous,
         )
         job.signals.done.connect(self._relaid)
         job.signals.failed.connect(self._relayout_failed)

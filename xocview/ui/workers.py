@@ -19,7 +19,7 @@ from xocview.errors import XocviewError, shorten_message
 from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
-from xocview.ui.canvas.drawing import build_drawing
+from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.first_view import initial_expanded
 from xocview.ui.progress import Cancelled, WorkProgress
 
@@ -109,9 +109,11 @@ class RelayoutJob(QRunnable):
         direction: str,
         show_weights: bool,
         hint: dict[str, float] | None,
+        previous: Drawing | None = None,
     ) -> None:
         super().__init__()
         self.args = (generation, graph, expanded, direction, show_weights, hint)
+        self.previous = previous
         self.signals = _RelayoutSignals()
         self.progress = WorkProgress(
             lambda done, total: self.signals.progress.emit(generation, done, total)
@@ -127,6 +129,7 @@ class RelayoutJob(QRunnable):
                 show_weights=show_weights,
                 order_hint=hint,
                 progress=self.progress,
+                previous=self.previous,
             )
         except Cancelled:
             return

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xocview.layout.nested import nested_layout
+from xocview.layout.nested import NestedState, NestKeys, nested_layout
 from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import node_doc, roles
@@ -83,6 +83,10 @@ class Drawing:
     weights_as_nodes: bool = False
     # what the painter builds once per drawing (its own objects, opaque here)
     paint_cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # the layout's state and the graph index it was made for: the next layout of the same
+    # graph state redoes only what changed (nested_layout's ``previous``)
+    layout_state: object = field(default=None, repr=False, compare=False)
+    layout_of: object = field(default=None, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -121,6 +125,7 @@ def build_drawing(
     categories: Callable[[str], str] = opfacts.category,
     details: Callable[[Node], str] = opfacts.key_attributes,
     progress: Callable[[int, int], None] | None = None,
+    previous: Drawing | None = None,
 ) -> Drawing:
     """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
 
@@ -130,7 +135,10 @@ def build_drawing(
     folded too. ``order_hint`` maps item keys (node or tensor ids) to their previous x so that
     a relayout keeps the picture; ``categories`` gives an op type's category (for colours)
     and ``details`` a node's key-attribute text (``3x3 /2``). ``progress(done, total)`` is
-    called as the groups are laid out and may raise to stop (``nested_layout``).
+    called as the groups are laid out and may raise to stop (``nested_layout``). With the
+    ``previous`` drawing of the same graph state, only the groups whose layout problems changed
+    are laid out again (an expand or collapse: that group, its ancestors, and the groups its
+    crossing edges reach); the hint then steers those alone.
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     opened = set(expanded)
@@ -146,47 +154,16 @@ def build_drawing(
         vis, folded = _fold_constants(graph, vis, h.is_group)
     nn, nt = len(vis.node_items), len(vis.tensor_items)
     n = nn + nt
-    title: list[str] = []
-    detail: list[str] = []
-    cat: list[str] = []
-    kind = np.zeros(n, dtype=np.int64)
-    cats = categories
-    det = details
-    for k, i in enumerate(vis.node_items.tolist()):
-        node = graph.nodes[i]
-        if h.is_group[i] and node.id not in opened:  # an open If or Loop heads its frame
-            kind[k] = KIND_GROUP
-            title.append(elide(str(node.metadata.get("name") or node.op_type)))
-            detail.append(f"{int(h.child_count[i])} inside")
-            cat.append("group")
-        else:
-            title.append(elide(node.op_type))
-            detail.append(elide(det(node)))
-            cat.append(cats(node.op_type))
-    for t in vis.tensor_items.tolist():
-        ten = graph.tensors[t]
-        title.append(elide(ten.id))
-        detail.append(elide(shape_text(ten)))
-        cat.append(ten.kind)
-    kind[nn:] = KIND_TENSOR
-    rows: list[tuple[str, ...]] = (
-        [()] * n if show_weights else weight_rows(graph, vis.node_items, closed, folded) + [()] * nt
-    )
-    lengths = np.fromiter(
-        (max(len(a), len(b) * 0.85) for a, b in zip(title, detail, strict=True)),
-        dtype=np.float64,
-        count=n,
-    )
-    row_chars = np.fromiter((max(map(len, r), default=0) for r in rows), dtype=np.float64, count=n)
-    w = np.maximum(MIN_W, np.maximum(lengths * CHAR_W, row_chars * ROW_CHAR_W) + PAD)
-    w += np.where(kind == KIND_GROUP, 2 * BADGE, 0.0)  # a closed group's "+" beside its title
-    has_detail = np.fromiter((bool(d) for d in detail), dtype=bool, count=n)
-    n_rows = np.fromiter((len(r) for r in rows), dtype=np.float64, count=n)
-    hh = np.where(
-        kind == KIND_TENSOR,
-        np.where(has_detail, TENSOR_H_DETAIL, TENSOR_H),
-        np.where(has_detail, NODE_H_DETAIL, NODE_H),
-    ) + np.where(n_rows > 0, n_rows * ROW_H + 4.0, 0.0)
+    boxes = _BoxTexts.of(graph, categories, details, show_weights, folded)
+    entries = boxes.nodes(vis.node_items, closed) + boxes.tensors(vis.tensor_items)
+    title = [e[0] for e in entries]
+    detail = [e[1] for e in entries]
+    cat = [e[2] for e in entries]
+    rows = [e[3] for e in entries]
+    w = np.fromiter((e[4] for e in entries), dtype=np.float64, count=n)
+    hh = np.fromiter((e[5] for e in entries), dtype=np.float64, count=n)
+    kind = np.full(n, KIND_TENSOR, dtype=np.int64)
+    kind[:nn] = np.where(closed[vis.node_items], KIND_GROUP, KIND_NODE)
     keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
     keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
     hint = None
@@ -202,6 +179,10 @@ def build_drawing(
         graph, vis, member, parent, owner, frames, frame_titles
     )
     title_w = np.array([len(t) * CHAR_W * 0.85 + 24.0 for t in frame_titles])
+    nest = _nest_keys(graph, vis, frames)
+    state = None
+    if previous is not None and previous.layout_of is graph.index and nest is not None:
+        state = previous.layout_state
     res = nested_layout(
         n,
         vis.edge_src,
@@ -218,8 +199,10 @@ def build_drawing(
         # across, the gap between layers carries the shape labels on one line
         rank_sep=LR_RANK_SEP if direction == "LR" else 48.0,
         progress=progress,
+        keys=nest,
+        previous=state if isinstance(state, NestedState) else None,
     )
-    labels = [elide(shape_text(graph.tensors[t])) for t in vis.edge_tensor.tolist()]
+    labels = boxes.edge_labels(vis.edge_tensor)
     d = Drawing(
         x=res.x,
         y=res.y,
@@ -243,11 +226,33 @@ def build_drawing(
     d.keys = keys
     d.rows = rows
     d.weights_as_nodes = show_weights
+    if nest is not None:
+        d.layout_state = getattr(res, "state", None)
+        d.layout_of = graph.index
     depth = _frame_depths(parent)
     order = sorted(range(len(frames)), key=lambda k: int(depth[k]))  # outermost painted first
     d.frames = [(frames[k], res.outlines[k]) for k in order]
     d.frame_titles = [frame_titles[k] for k in order]
     return d
+
+
+_BODIES = 3  # bodies of one If/Loop/Scan told apart by frame keys (If has two)
+
+
+def _nest_keys(graph: Graph, vis: VisibleGraph, frames: list[int]) -> NestKeys | None:
+    """Stable names for the layout: a node item by its node position, a tensor item after
+    the nodes, a frame by its group's position (a body's frame by its group's and its turn)."""
+    nodes = len(graph.nodes)
+    item = np.concatenate([vis.node_items, nodes + vis.tensor_items]).astype(np.int64)
+    frame = np.asarray(frames, dtype=np.int64)
+    seen: dict[int, int] = {}
+    base = len(vis.frames)
+    for k in range(base, len(frames)):  # the bodies _branches added, after the groups
+        turn = seen[frames[k]] = seen.get(frames[k], 0) + 1
+        if turn > _BODIES:
+            return None
+        frame[k] += nodes * turn
+    return NestKeys(item, frame, nodes + len(graph.tensors), nodes * (_BODIES + 1))
 
 
 def _boxes_of(lines: list[np.ndarray]) -> np.ndarray:
@@ -395,6 +400,128 @@ def _drop_items(vis: VisibleGraph, drop: np.ndarray) -> VisibleGraph:
     )
 
 
+_Box = tuple[str, str, str, tuple[str, ...], float, float]  # title, detail, category, rows, w, h
+
+
+class _BoxTexts:
+    """Each box's texts and size, made once per graph state and kept with its index: an
+    expand or collapse draws mostly the boxes it drew before."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        categories: Callable[[str], str],
+        details: Callable[[Node], str],
+        show_weights: bool,
+        folded: np.ndarray,
+    ) -> None:
+        self.graph = graph
+        self.categories = categories
+        self.details = details
+        self.show_weights = show_weights
+        self.folded = folded
+        self.hierarchy = Hierarchy.of(graph)
+        self._open: dict[int, _Box] = {}
+        self._closed: dict[int, _Box] = {}
+        self._tensors: dict[int, _Box] = {}
+        self._labels: dict[int, str] = {}
+
+    @staticmethod
+    def of(
+        graph: Graph,
+        categories: Callable[[str], str],
+        details: Callable[[Node], str],
+        show_weights: bool,
+        folded: np.ndarray,
+    ) -> _BoxTexts:
+        key = f"drawing.boxes:{id(categories)}:{id(details)}:{show_weights}"
+        found = graph.index.derived.get(key)
+        if not isinstance(found, _BoxTexts) or found.categories is not categories:
+            found = _BoxTexts(graph, categories, details, show_weights, folded)
+            graph.index.derived[key] = found
+        return found
+
+    def nodes(self, items: np.ndarray, closed: np.ndarray) -> list[_Box]:
+        out = []
+        opened, shut = self._open, self._closed
+        for i in items.tolist():
+            table = shut if closed[i] else opened
+            e = table.get(i)
+            if e is None:
+                e = table[i] = self._node(i, bool(closed[i]))
+            out.append(e)
+        return out
+
+    def tensors(self, items: np.ndarray) -> list[_Box]:
+        out = []
+        table = self._tensors
+        for t in items.tolist():
+            e = table.get(t)
+            if e is None:
+                ten = self.graph.tensors[t]
+                title, detail = elide(ten.id), elide(shape_text(ten))
+                e = table[t] = (title, detail, ten.kind, (), *_size(title, detail, (), KIND_TENSOR))
+            out.append(e)
+        return out
+
+    def edge_labels(self, tensors: np.ndarray) -> list[str]:
+        out = []
+        table = self._labels
+        for t in tensors.tolist():
+            text = table.get(t)
+            if text is None:
+                text = table[t] = elide(shape_text(self.graph.tensors[t]))
+            out.append(text)
+        return out
+
+    def _node(self, i: int, closed: bool) -> _Box:
+        node = self.graph.nodes[i]
+        h = self.hierarchy
+        rows: tuple[str, ...] = ()
+        if closed:  # a group drawn as one box; an open If or Loop heads its frame instead
+            title = elide(str(node.metadata.get("name") or node.op_type))
+            detail = f"{int(h.child_count[i])} inside"
+            cat, kind = "group", KIND_GROUP
+        else:
+            title, detail = elide(node.op_type), elide(self.details(node))
+            cat, kind = self.categories(node.op_type), KIND_NODE
+            if not self.show_weights:  # an open If or Loop lists its weights too
+                rows = _rows_of(self.graph, i, self.folded)
+        return (title, detail, cat, rows, *_size(title, detail, rows, kind))
+
+
+def _size(title: str, detail: str, rows: tuple[str, ...], kind: int) -> tuple[float, float]:
+    """A box's width and height for its texts (a closed group's "+" badge beside its title)."""
+    length = max(len(title), len(detail) * 0.85)
+    row_chars = max(map(len, rows), default=0)
+    w = max(MIN_W, max(length * CHAR_W, row_chars * ROW_CHAR_W) + PAD)
+    if kind == KIND_GROUP:
+        w += 2 * BADGE
+    if kind == KIND_TENSOR:
+        h = TENSOR_H_DETAIL if detail else TENSOR_H
+    else:
+        h = NODE_H_DETAIL if detail else NODE_H
+    if rows:
+        h += len(rows) * ROW_H + 4.0
+    return w, h
+
+
+def _rows_of(graph: Graph, i: int, folded: np.ndarray) -> tuple[str, ...]:
+    """Node i's ``role shape`` text per folded tensor it reads (see ``weight_rows``)."""
+    node = graph.nodes[i]
+    weights = [k for k, t in enumerate(node.inputs) if folded[t]]
+    if not weights:
+        return ()
+    schema = node_doc(graph, i)
+    names = [""] * len(node.inputs)
+    if schema is not None:
+        names = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
+    tensors = graph.tensors
+    return tuple(
+        elide(f"{names[k] or f'in{k}'} {shape_text(tensors[node.inputs[k]])}") for k in weights
+    )
+
+
 def weight_rows(
     graph: Graph, node_items: np.ndarray, is_group: np.ndarray, folded: np.ndarray
 ) -> list[tuple[str, ...]]:
@@ -405,25 +532,7 @@ def weight_rows(
     input position (``in2``); a collapsed group lists none, so that a group never draws its
     weights one by one.
     """
-    out: list[tuple[str, ...]] = []
-    tensors = graph.tensors
-    for i in node_items.tolist():
-        node = graph.nodes[i]
-        weights = [k for k, t in enumerate(node.inputs) if folded[t]]
-        if is_group[i] or not weights:
-            out.append(())
-            continue
-        schema = node_doc(graph, i)
-        names = [""] * len(node.inputs)
-        if schema is not None:
-            names = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
-        out.append(
-            tuple(
-                elide(f"{names[k] or f'in{k}'} {shape_text(tensors[node.inputs[k]])}")
-                for k in weights
-            )
-        )
-    return out
+    return [() if is_group[i] else _rows_of(graph, i, folded) for i in node_items.tolist()]
 
 
 def elide(text: str, limit: int = LABEL_CHARS) -> str:
