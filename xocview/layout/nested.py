@@ -29,6 +29,7 @@ from xocview.layout.memo import LayoutMemo, hint_ranks, problem_key
 from xocview.layout.nested_edges import Level, Stale, join, plan
 from xocview.layout.nested_state import NestedState, NestKeys, Snapshot, changes, edge_keys
 from xocview.layout.pipeline import LayoutResult, layout
+from xocview.layout.polylines import Polylines, gather_index
 
 __all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "NestKeys", "NestedState", "nested_layout"]
 
@@ -144,15 +145,19 @@ def nested_layout(
         levels[int(up[fk[c]])].node("u", ks + int(fk[c]))
 
     # every edge as pieces: (level, local edge, side) with side -1 leaving, 0 across, +1 entering
-    plans: list[list[tuple[int, int, int]]] = []  # empty: no piece to lay out
+    plans: list[list[tuple[int, int, int]]]  # empty: no piece to lay out
+    if previous is not None:
+        kept_plans = previous.plans
+        plans = [kept_plans[i] for i in np.maximum(prev_edge, 0).tolist()]
+    else:
+        plans = [[] for _ in range(len(src))]
     level_of_key = np.maximum(now.level, 0)
+    todo_edges = np.flatnonzero(replan).tolist()
     try:
-        for e, (a, b) in enumerate(zip(uu.tolist(), vv.tolist(), strict=True)):
-            if replan[e]:
-                plans.append(plan(a, b, ks, level_of_key, up, depth, levels))
-            else:
-                assert previous is not None
-                plans.append(previous.plans[int(prev_edge[e])])
+        for e, a, b in zip(
+            todo_edges, uu[todo_edges].tolist(), vv[todo_edges].tolist(), strict=True
+        ):
+            plans[e] = plan(a, b, ks, level_of_key, up, depth, levels)
     except Stale:  # a kept level lacks a piece: start afresh
         return nested_layout(*args, **again)  # type: ignore[arg-type]
 
@@ -267,44 +272,68 @@ def nested_layout(
         head_span[fk, 0] = left[fk]
         head_span[fk, 1] = left[fk] + FRAME_PAD + tw + 8.0
         head_span[heads_at, 1] = x[owner[owned]] + w[owner[owned]] / 2 + 8.0
-    lines: list[np.ndarray] = []
-    lca = np.full(len(src), -1, dtype=_I)
-    shift = origin - previous.origin if previous is not None else origin
-    for e, pieces in enumerate(plans):
+    # the edges whose levels were kept move with their level; the others are joined again
+    heads_of = set(owner[owned].tolist())
+    lca = previous.lca[np.maximum(prev_edge, 0)] if previous is not None else np.full(len(src), -1)
+    n_points = np.zeros(len(src), dtype=_I)
+    piece_counts = np.zeros(len(src), dtype=_I)
+    if previous is not None:
+        n_points[:] = previous.lines.counts[np.maximum(prev_edge, 0)]
+        piece_counts[:] = np.diff(previous.plan_ptr)[np.maximum(prev_edge, 0)]
+    fresh: list[np.ndarray] = []
+    redo = np.flatnonzero(replan | (lca < 0))
+    for e in redo.tolist():
+        pieces = plans[e]
+        piece_counts[e] = len(pieces)
         if pieces:
             across = [lvl for lvl, _, side in pieces if side == 0]
             lca[e] = across[0] if across else pieces[0][0]
-        if pieces and not replan[e]:
-            assert previous is not None
-            lines.append(previous.lines[int(prev_edge[e])] + shift[lca[e]])
-        elif pieces:
-            lines.append(join(pieces, results, origin, top, box_h, head_span, left, box_w))
+            line = join(pieces, results, origin, top, box_h, head_span, left, box_w)
         else:  # between a group's header and its own members: straight down
+            lca[e] = -1
             s_item, d_item = int(src[e]), int(dst[e])
-            lines.append(
-                np.array(
-                    [
-                        [x[s_item], y[s_item] + h[s_item] / 2],
-                        [x[d_item], y[d_item] - h[d_item] / 2],
-                    ]
-                )
+            line = np.array(
+                [[x[s_item], y[s_item] + h[s_item] / 2], [x[d_item], y[d_item] - h[d_item] / 2]]
             )
-    heads = np.flatnonzero(np.isin(dst, owner[owned]) & (replan | (lca < 0)))
-    for e in heads.tolist():  # an edge into an open If or Loop ends on its header box
-        t = int(dst[e])
-        pts = lines[e]
-        reach = w[t] / 2 * 0.6
-        pts[-1] = (np.clip(pts[-1, 0], x[t] - reach, x[t] + reach), y[t] - h[t] / 2)
+        if dst[e] in heads_of:  # an edge into an open If or Loop ends on its header box
+            t = int(dst[e])
+            reach = w[t] / 2 * 0.6
+            line[-1] = (np.clip(line[-1, 0], x[t] - reach, x[t] + reach), y[t] - h[t] / 2)
+        n_points[e] = len(line)
+        fresh.append(line)
+    ptr = np.r_[0, np.cumsum(n_points)].astype(_I)
+    pts = np.empty((int(ptr[-1]), 2))
+    moved = np.ones(len(src), dtype=bool)
+    moved[redo] = False
+    if previous is not None and moved.any():
+        kept = np.flatnonzero(moved)
+        old = prev_edge[kept]
+        shift = origin - previous.origin
+        at = gather_index(ptr[kept], n_points[kept])
+        pts[at] = previous.lines.points[gather_index(previous.lines.ptr[old], n_points[kept])]
+        pts[at] += np.repeat(shift[lca[kept]], n_points[kept], axis=0)
+    if fresh:
+        pts[gather_index(ptr[redo], n_points[redo])] = np.concatenate(fresh)
+    lines = Polylines(pts, ptr)
+    plan_ptr = np.r_[0, np.cumsum(piece_counts)].astype(_I)
+    plan_levels = np.empty(int(plan_ptr[-1]), dtype=_I)
+    if previous is not None and moved.any():
+        plan_levels[gather_index(plan_ptr[kept], piece_counts[kept])] = previous.plan_levels[
+            gather_index(previous.plan_ptr[old], piece_counts[kept])
+        ]
+    if len(redo):
+        plan_levels[gather_index(plan_ptr[redo], piece_counts[redo])] = np.fromiter(
+            (lvl for e in redo.tolist() for lvl, _, _ in plans[e]), dtype=_I
+        )
     crossings, timings = _totals(previous, results, dirty, present)
-    piece_levels = [lvl for pieces in plans for lvl, _, _ in pieces]
     state = NestedState(
         now=now,
         up=up,
         levels=levels,
         results=results,
         plans=plans,
-        plan_ptr=np.r_[0, np.cumsum([len(p) for p in plans], dtype=_I)].astype(_I),
-        plan_levels=np.asarray(piece_levels, dtype=_I),
+        plan_ptr=plan_ptr,
+        plan_levels=plan_levels,
         lca=lca,
         lines=lines,
         box=box,
@@ -312,15 +341,15 @@ def nested_layout(
         crossings=crossings,
         timings=timings,
     )
-    for lv in levels.values():
-        lv.frozen = True
+    for lvl in todo:  # the levels made now; the kept ones are frozen already
+        levels[lvl].frozen = True
     l_, t_ = left[fk], top[fk]
     r_, b_ = l_ + box_w[fk], t_ + box_h[fk]
     width = results[root].width
     height = results[root].height
     if lr:
         x, y = y, x
-        lines = [p[:, ::-1].copy() for p in lines]
+        lines = lines.turned()
         l_, t_, r_, b_ = t_, l_, b_, r_
         width, height = height, width
     corners = np.stack([np.c_[r_, t_], np.c_[r_, b_], np.c_[l_, b_], np.c_[l_, t_]], axis=1)
@@ -428,19 +457,16 @@ def _totals(
 
 def _depths(up: np.ndarray, root: int) -> np.ndarray:
     """Nesting depth of every level (the root 0); a cycle in ``parent`` raises ValueError."""
-    depth = np.full(len(up), -1, dtype=_I)
-    depth[root] = 0
-    for c in range(len(up)):
-        chain = []
-        d = c
-        while depth[d] < 0:
-            chain.append(d)
-            d = int(up[d])
-            if len(chain) > len(up):
-                raise ValueError("group parents form a cycle")
-        for k, lvl in enumerate(reversed(chain)):
-            depth[lvl] = depth[d] + 1 + k
-    return depth
+    depth = np.zeros(len(up), dtype=_I)
+    at = up.copy()  # each level's ancestor, one step further up per round
+    at[root] = -1
+    for _ in range(len(up)):
+        live = np.flatnonzero(at >= 0)
+        if not len(live):
+            return depth
+        depth[live] += 1
+        at[live] = up[at[live]]
+    raise ValueError("group parents form a cycle")
 
 
 def _hints(

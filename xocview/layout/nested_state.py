@@ -16,6 +16,7 @@ import numpy as np
 
 from xocview.layout.nested_edges import Level, path_levels
 from xocview.layout.pipeline import LayoutResult
+from xocview.layout.polylines import Polylines
 
 __all__ = ["Changes", "NestKeys", "NestedState", "Snapshot", "changes", "edge_keys"]
 
@@ -47,7 +48,7 @@ class NestKeys:
                 raise ValueError(f"{name} keys: {count} needed, got {len(arr)}")
             if count and (arr.min() < 0 or arr.max() >= space):
                 raise ValueError(f"{name} keys must lie in [0, {space})")
-            if len(np.unique(arr)) != count:
+            if count and np.bincount(arr, minlength=space).max() > 1:
                 raise ValueError(f"{name} keys must be unique")
 
 
@@ -88,7 +89,7 @@ class NestedState:
     plan_ptr: np.ndarray  # the levels of edge e's pieces: plan_levels[plan_ptr[e]:plan_ptr[e+1]]
     plan_levels: np.ndarray
     lca: np.ndarray  # per edge: the level it crosses between groups in (-1: none)
-    lines: list[np.ndarray]  # top-down coordinates, before any turn to left-right
+    lines: Polylines  # top-down coordinates, before any turn to left-right
     box: np.ndarray  # per level: box width, height, content dx, dy
     origin: np.ndarray  # per level: its content's origin
     crossings: int = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,7 @@ class LayoutResult:
 
     x: np.ndarray
     y: np.ndarray
-    points: list[np.ndarray]
+    points: Sequence[np.ndarray]
     width: float
     height: float
     rank: np.ndarray = field(repr=False)

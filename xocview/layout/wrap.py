@@ -181,7 +181,7 @@ def _cuts(
     most = min(layers // MIN_LAYERS, 64)
     # k columns of about height / k each: the shape's ratio is height / (k * k * width), so
     # only the counts near sqrt(height / (width * target)) can be best
-    near = int(round(np.sqrt(height / (max(width, 1.0) * target))))
+    near = round(float(np.sqrt(height / (max(width, 1.0) * target))))
     for k in range(max(2, near - _AROUND_K), min(most, near + _AROUND_K) + 1):
         cuts = _partition(top, bottom, crossing, _balanced_height(top, bottom, k))
         first = np.concatenate([[0], cuts + 1])

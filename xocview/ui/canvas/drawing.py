@@ -7,12 +7,13 @@ boxes of the nodes that read them (one row each, ``W 64x3x7x7``) unless drawn as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from xocview.layout.nested import NestedState, NestKeys, nested_layout
+from xocview.layout.polylines import Polylines
 from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.opdoc import node_doc, roles
@@ -67,7 +68,7 @@ class Drawing:
     category: list[str]
     item_node: np.ndarray  # node position of each item, -1 for tensor items
     item_tensor: np.ndarray  # tensor position of each item, -1 for node items
-    edges: list[np.ndarray]
+    edges: Sequence[np.ndarray]  # one polyline per edge (Polylines: views of one array)
     edge_src: np.ndarray
     edge_dst: np.ndarray
     edge_tensor: np.ndarray
@@ -145,9 +146,9 @@ def build_drawing(
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
     h = Hierarchy.of(graph)
     closed = h.is_group.copy()  # groups drawn closed; an open If or Loop lists its weights
-    for gid in opened:
-        if graph.index.has_node(gid):
-            closed[graph.index.node_position(gid)] = False
+    where = graph.index.node_positions()
+    open_at = [p for p in map(where.get, opened) if p is not None]
+    closed[np.asarray(open_at, dtype=np.int64)] = False
     folded = np.zeros(len(graph.tensors), dtype=bool)
     vis = _place_body_inputs(graph, vis)
     if not show_weights:
@@ -255,15 +256,9 @@ def _nest_keys(graph: Graph, vis: VisibleGraph, frames: list[int]) -> NestKeys |
     return NestKeys(item, frame, nodes + len(graph.tensors), nodes * (_BODIES + 1))
 
 
-def _boxes_of(lines: list[np.ndarray]) -> np.ndarray:
+def _boxes_of(lines: Sequence[np.ndarray]) -> np.ndarray:
     """(x0, y0, x1, y1) of each polyline, in one pass over all their points."""
-    if not lines:
-        return np.zeros((0, 4))
-    pts = np.concatenate(lines)
-    starts = np.cumsum([0] + [len(p) for p in lines[:-1]])
-    lo = np.minimum.reduceat(pts, starts, axis=0)
-    hi = np.maximum.reduceat(pts, starts, axis=0)
-    return np.concatenate([lo, hi], axis=1)
+    return Polylines.of(lines).boxes() if len(lines) else np.zeros((0, 4))
 
 
 def _frame_depths(parent: np.ndarray) -> np.ndarray:
