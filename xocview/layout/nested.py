@@ -192,7 +192,9 @@ def nested_layout(
             raw = np.full(k, np.nan)
             raw[is_item] = hint_item[units[is_item]]
             raw[is_group] = hint_frame[units[is_group] - ks]
-            l_hint = hint_ranks(raw)
+            # a level none of whose units were drawn before (a group opened again) is laid
+            # out as the first time, and so found in the memo
+            l_hint = None if np.isnan(raw).all() else hint_ranks(raw)
         first = np.array([kind == "in" for kind in kinds], dtype=bool)
         last = np.array([kind == "out" for kind in kinds], dtype=bool)
         key = problem_key(k, l_src, l_dst, lw, lh, l_hint, first, last, node_sep, rank_sep, wrap)

@@ -80,9 +80,46 @@ def test_toggles_draw_what_a_fresh_layout_draws(tmp_path: Path, make, direction:
     previous = build_drawing(graph, expanded, direction=direction)
     for _ in range(12):
         expanded ^= {rng.choice(groups)}
-        again = build_drawing(graph, expanded, direction=direction, previous=previous)
-        _same(again, build_drawing(graph, expanded, direction=direction))
+        again = build_drawing(
+            graph, expanded, direction=direction, previous=previous, order_hint={}
+        )
+        _same(again, build_drawing(graph, expanded, direction=direction, order_hint={}))
         previous = again
+
+
+def test_a_toggle_keeps_the_order_of_what_it_lays_out_again(tmp_path: Path) -> None:
+    """Without a hint of its own, a relayout takes the previous drawing's places as one."""
+    graph = load(_scoped(tmp_path))
+    everything = set(_groups(graph))
+    full = build_drawing(graph, everything)
+    h = Hierarchy.of(graph)
+    layers = [g for g in _groups(graph) if h.depth[graph.index.node_position(g)] == 0]
+    again = full
+    for g in layers:  # close and reopen every block: each comes back as it was, in order
+        again = build_drawing(graph, everything - {g}, previous=again)
+        again = build_drawing(graph, everything, previous=again)
+    assert again.keys == full.keys
+    corner = {}
+    for d in (full, again):
+        frames = {g: outline for g, outline in d.frames}
+        assert frames.keys() == {graph.index.node_position(g) for g in everything}
+        corner[id(d)] = frames
+    for g, outline in full.frames:
+        np.testing.assert_allclose(np.ptp(outline, axis=0), np.ptp(corner[id(again)][g], axis=0))
+    nodes = np.flatnonzero(full.item_node >= 0)
+    nodes = nodes[h.parent[full.item_node[nodes]] >= 0]  # the boxes inside a group
+    inner = h.parent[full.item_node[nodes]]
+    for d in (full, again):  # each box's place in its group's frame
+        frames = corner[id(d)]
+        left = np.array([frames[int(p)][:, 0].min() for p in inner])
+        top = np.array([frames[int(p)][:, 1].min() for p in inner])
+        corner[id(d), "rel"] = np.c_[d.x[nodes] - left, d.y[nodes] - top]
+    np.testing.assert_allclose(corner[id(again), "rel"], corner[id(full), "rel"])
+    blocks = [graph.index.node_position(g) for g in layers]
+    for d in (full, again):  # the blocks in the same order
+        where = [corner[id(d)][b][:, 0].min() + corner[id(d)][b][:, 1].min() * 1e-6 for b in blocks]
+        corner[id(d), "order"] = np.argsort(where)
+    np.testing.assert_array_equal(corner[id(again), "order"], corner[id(full), "order"])
 
 
 def test_a_collapse_keeps_the_layouts_of_the_groups_it_does_not_reach(tmp_path: Path) -> None:

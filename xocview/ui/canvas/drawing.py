@@ -26,6 +26,7 @@ __all__ = [
     "LABEL_CHARS",
     "Drawing",
     "build_drawing",
+    "edge_points",
     "elide",
     "weight_rows",
 ]
@@ -139,7 +140,8 @@ def build_drawing(
     called as the groups are laid out and may raise to stop (``nested_layout``). With the
     ``previous`` drawing of the same graph state, only the groups whose layout problems changed
     are laid out again (an expand or collapse: that group, its ancestors, and the groups its
-    crossing edges reach); the hint then steers those alone.
+    crossing edges reach); the hint then steers those alone, and without ``order_hint`` the
+    previous drawing's places are the hint (``order_hint={}``: no hint).
     """
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     opened = set(expanded)
@@ -168,8 +170,12 @@ def build_drawing(
     keys = [graph.nodes[i].id for i in vis.node_items.tolist()]
     keys += [graph.tensors[t].id for t in vis.tensor_items.tolist()]
     hint = None
-    if order_hint:
+    if order_hint is not None:
         hint = np.array([order_hint.get(k, np.nan) for k in keys], dtype=np.float64)
+    elif previous is not None:
+        hint = _previous_places(graph, previous, vis, keys, direction)
+    if hint is not None and np.isnan(hint).all():
+        hint = None
     frames = vis.frames.tolist()
     slot = {g: k for k, g in enumerate(frames)}
     member = np.array([slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64)
@@ -254,6 +260,28 @@ def _nest_keys(graph: Graph, vis: VisibleGraph, frames: list[int]) -> NestKeys |
             return None
         frame[k] += nodes * turn
     return NestKeys(item, frame, nodes + len(graph.tensors), nodes * (_BODIES + 1))
+
+
+def _previous_places(
+    graph: Graph, previous: Drawing, vis: VisibleGraph, keys: list[str], direction: str
+) -> np.ndarray:
+    """Where each item stood across the previous drawing (NaN for new ones): by position
+    when it drew this graph state, else by id (ids survive edits that renumber nodes)."""
+    along = previous.x if direction == "TB" else previous.y
+    if previous.layout_of is graph.index:
+        nodes = len(graph.nodes)
+        at = np.full(nodes + len(graph.tensors), np.nan)
+        was = np.where(previous.item_node >= 0, previous.item_node, nodes + previous.item_tensor)
+        at[was] = along
+        return at[np.concatenate([vis.node_items, nodes + vis.tensor_items])]
+    place = dict(zip(previous.keys, along.tolist(), strict=True))
+    return np.array([place.get(k, np.nan) for k in keys], dtype=np.float64)
+
+
+def edge_points(d: Drawing) -> int:
+    """How many points the drawing's edges have, without a pass over them in Python."""
+    pts = getattr(d.edges, "points", None)
+    return len(pts) if isinstance(pts, np.ndarray) else sum(map(len, d.edges))
 
 
 def _boxes_of(lines: Sequence[np.ndarray]) -> np.ndarray:

@@ -35,6 +35,10 @@ class LabelPlacer(QObject):
         """``d`` is the drawing on screen now: a placement for another one stops."""
         self._shown = id(d)
 
+    def pause(self) -> None:
+        """No drawing is waited for: a placement under way stops (``request`` starts anew)."""
+        self._shown = 0
+
     def request(self, d: Drawing, style: Style) -> None:
         self._shown = id(d)
         with self._lock:

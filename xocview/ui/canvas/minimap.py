@@ -17,7 +17,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
-from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.drawing import Drawing, edge_points
 from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, render_overview
 from xocview.ui.canvas.style import Style, theme
@@ -94,7 +94,7 @@ class Minimap(QWidget):
         if self._picture is not None and self._picture[0] == key:
             return self._picture[1]
         args = (d, theme(view.theme_name), self._scale(), view.doc.heat())
-        if d.count < OVERVIEW_FROM_ITEMS and sum(map(len, d.edges)) < _QUICK_POINTS:
+        if d.count < OVERVIEW_FROM_ITEMS and edge_points(d) < _QUICK_POINTS:
             self._picture = (key, render_overview(*args))
             return self._picture[1]
         if self._pending != key:

@@ -70,6 +70,7 @@ class GraphView(QGraphicsView):
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         doc.drawing_changed.connect(self._on_drawing)
+        doc.busy_changed.connect(self._on_busy)
         doc.selection_changed.connect(self.refresh)
         doc.heat_changed.connect(self.refresh)
         self._overview: tuple[tuple[object, ...], QImage] | None = None
@@ -188,6 +189,16 @@ class GraphView(QGraphicsView):
             self.first_view()
         self.refresh()
         self._follow_minimap()
+
+    def _on_busy(self, busy: bool) -> None:
+        """A relayout runs: the labels of the drawing it replaces stop, so that the layout
+        has the interpreter to itself (placing 130k labels takes seconds); when it is
+        cancelled, the painter asks for them again."""
+        if busy:
+            self.labels.pause()
+        else:
+            self.labels.show(self.doc.drawing)
+            self.refresh()
 
     def _follow_minimap(self) -> None:
         self.minimap.follow()
