@@ -153,7 +153,7 @@ def place_labels(
         check()
         cand = _stage(stage, seg, slot, rank, widths, heights, todo)
         check()
-        order = scene.ranked(cand)
+        order = scene.ranked(cand, check)
         check()
         chosen = cand.take(_greedy(cand, order, placed))
         todo[chosen.slot] = False
@@ -210,14 +210,15 @@ class _Scene:
     area: tuple[tuple[float, float], tuple[float, float]]
     prio: np.ndarray
 
-    def ranked(self, cand: _Candidates) -> np.ndarray:
+    def ranked(self, cand: _Candidates, check: Callable[[], None]) -> np.ndarray:
         """The candidates that meet no obstacle and stay in the area, grouped by tensor in
-        priority order, each tensor's best first."""
+        priority order, each tensor's best first (``check()`` between the two tests)."""
         (lx, ly), (hx, hy) = self.area
         inside = (cand.x0 >= lx) & (cand.y0 >= ly) & (cand.x1 <= hx) & (cand.y1 <= hy)
         grown = cand.grown(HALO)
         order = np.flatnonzero(inside)
         order = order[~meets_any(_rows(grown, order), self.obstacles)]
+        check()
         # A label may cover a stretch of an edge or a frame's outline (its halo fades it)
         # where no clear spot is left; a cut text comes last: it loses what labels are for.
         crossing = crosses_any(_rows(grown, order), *self.lines)
