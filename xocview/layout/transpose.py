@@ -21,11 +21,16 @@ _I = np.int64
 
 
 class Adjacency:
-    """Up and down neighbour lists (CSR) of a layered graph's nodes."""
+    """Up and down neighbour lists (CSR) of a layered graph's nodes; ``both_ptr``/``both``
+    hold them as one list of 2n rows (node v's up row, then n + v's down row), so that a
+    pair's crossings above and below are counted in one pass."""
 
     def __init__(self, n: int, seg_upper: np.ndarray, seg_lower: np.ndarray) -> None:
+        self.n = n
         self.up_ptr, self.up = _csr(n, seg_lower, seg_upper)
         self.down_ptr, self.down = _csr(n, seg_upper, seg_lower)
+        self.both_ptr = np.concatenate([self.up_ptr, self.down_ptr[1:] + self.up_ptr[-1]])
+        self.both = np.concatenate([self.up, self.down])
 
 
 def _csr(n: int, key: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,10 +100,14 @@ def transpose(
             v, w = seq[i], seq[i + 1]
             ok = (comp[v] == comp[w]) & (np.maximum(touched[v], touched[w]) >= last_run[p])
             last_run[p] = step
+            if not ok.any():
+                continue
             i, v, w = i[ok], v[ok], w[ok]
-            up_now, up_sw = _pair_crossings(adj.up_ptr, adj.up, pos, v, w)
-            dn_now, dn_sw = _pair_crossings(adj.down_ptr, adj.down, pos, v, w)
-            now, swapped = up_now + dn_now, up_sw + dn_sw
+            k = len(v)
+            both_now, both_sw = _pair_crossings(
+                adj.both_ptr, adj.both, pos, np.r_[v, v + n], np.r_[w, w + n]
+            )
+            now, swapped = both_now[:k] + both_now[k:], both_sw[:k] + both_sw[k:]
             do = (swapped < now) | (ties & (swapped == now) & (now > 0))
             if not do.any():
                 continue
