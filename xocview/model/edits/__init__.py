@@ -41,6 +41,7 @@ from xocview.model.edits.attrs import (
     set_attribute,
     set_metadata,
 )
+from xocview.model.edits.imported import import_values
 from xocview.model.edits.nodes import bypass_node, delete_node, group_nodes, ungroup
 from xocview.model.edits.run import record_run
 from xocview.model.edits.steps import Edit
@@ -65,6 +66,7 @@ __all__ = [
     "delete_metadata",
     "delete_node",
     "group_nodes",
+    "import_values",
     "infer_output",
     "mark_output",
     "record_run",
