@@ -123,19 +123,22 @@ def test_convert_reproduces_the_sample(tmp_path: Path) -> None:
     assert target.read_bytes() == (REPO / SIMPLE).read_bytes()  # the sample is canonical
 
 
-@pytest.mark.parametrize("name", ["out.onnx", "out", "out.json.txt"])
-def test_convert_refuses_a_non_json_output_and_writes_nothing(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["out.pb", "out", "out.json.txt"])
+def test_convert_refuses_an_output_of_no_format_and_writes_nothing(
+    name: str, tmp_path: Path
+) -> None:
     out = run("convert", SIMPLE, str(tmp_path / name))
     assert out.returncode == 2
     assert out.stdout == ""
     assert out.stderr == (
-        f"xocview: error: {tmp_path / name}: the output must be a .json file (XOC JSON)\n"
+        f"xocview: error: {tmp_path / name}: the output must be a .json file (XOC JSON) "
+        "or an .onnx file (ONNX)\n"
     )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_convert_refuses_a_bad_output_before_reading_the_input(tmp_path: Path) -> None:
-    out = run("convert", MISSING, str(tmp_path / "out.onnx"))
+    out = run("convert", MISSING, str(tmp_path / "out.pb"))
     assert out.returncode == 2
     assert "must be a .json file" in out.stderr
     assert list(tmp_path.iterdir()) == []

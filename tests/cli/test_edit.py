@@ -121,7 +121,7 @@ def test_a_refused_edit_keeps_an_existing_output_file(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8") == "old"
 
 
-def test_edit_writes_json_only(tmp_path: Path) -> None:
-    r = run("edit", SIMPLE, "-o", str(tmp_path / "out.onnx"))
-    assert r.returncode == 2 and "must be a .json file" in r.stderr
-    assert not (tmp_path / "out.onnx").exists()
+def test_edit_writes_json_or_onnx_only(tmp_path: Path) -> None:
+    r = run("edit", SIMPLE, "-o", str(tmp_path / "out.pb"))
+    assert r.returncode == 2 and "must be a .json file (XOC JSON) or an .onnx file" in r.stderr
+    assert not (tmp_path / "out.pb").exists()

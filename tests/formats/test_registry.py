@@ -101,9 +101,9 @@ def test_save_writes_xoc_json_and_refuses_other_extensions(tmp_path: Path) -> No
     g = load(path)
     save(g, tmp_path / "out.json")
     assert load(tmp_path / "out.json") == g
-    with pytest.raises(FormatError, match=r"a \.json path"):
-        save(g, tmp_path / "out.onnx")
-    assert not (tmp_path / "out.onnx").exists()
+    with pytest.raises(FormatError, match=r"a \.json path \(XOC JSON\) or an \.onnx path"):
+        save(g, tmp_path / "out.pb")
+    assert not (tmp_path / "out.pb").exists()
 
 
 def test_check_combines_format_faults_and_model_findings(tmp_path: Path) -> None:

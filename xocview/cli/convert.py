@@ -1,12 +1,13 @@
-"""``xocview convert`` and ``xocview render``: a graph into another file, XOC JSON or a picture."""
+"""``xocview convert`` and ``xocview render``: a graph into another file (XOC JSON, ONNX) or a
+picture."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
+from xocview.cli.outputs import OUTPUT_METAVAR, refused, save_with_notes
 from xocview.formats import registry
 
 __all__ = ["add_convert_parser", "add_render_parser", "cmd_convert", "cmd_render"]
@@ -14,7 +15,7 @@ __all__ = ["add_convert_parser", "add_render_parser", "cmd_convert", "cmd_render
 
 def add_convert_parser(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("input", metavar="IN")
-    sp.add_argument("output", metavar="OUT.json")
+    sp.add_argument("output", metavar=OUTPUT_METAVAR)
 
 
 def add_render_parser(sp: argparse.ArgumentParser) -> None:
@@ -47,10 +48,9 @@ def cmd_render(ns: argparse.Namespace) -> int:
 
 def cmd_convert(ns: argparse.Namespace) -> int:
     out = Path(ns.output)
-    if out.suffix.lower() != ".json":  # a usage error: refused before reading the input
-        print(f"xocview: error: {out}: the output must be a .json file (XOC JSON)", file=sys.stderr)
+    if refused(out):  # a usage error: refused before reading the input
         return EXIT_USAGE
     graph = registry.load(ns.input)
-    registry.save(graph, out)
+    save_with_notes(graph, out)
     print(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
     return EXIT_OK

@@ -1,14 +1,14 @@
-"""``xocview edit``: apply command-line edits to a graph in order and save it as XOC JSON."""
+"""``xocview edit``: apply command-line edits to a graph in order and save it (XOC JSON, ONNX)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
+from xocview.cli.outputs import OUTPUT_METAVAR, refused, save_with_notes
 from xocview.errors import EditError
 from xocview.formats import registry
 from xocview.model import edits
@@ -38,7 +38,9 @@ id, else the graph's id). Any refused edit exits 1 with the reason and writes no
 def add_edit_parser(sp: argparse.ArgumentParser) -> None:
     sp.epilog = _EDIT_EPILOG
     sp.add_argument("input", metavar="IN")
-    sp.add_argument("-o", "--out", required=True, metavar="OUT.json", help="where to write")
+    sp.add_argument(
+        "-o", "--out", required=True, metavar=OUTPUT_METAVAR, help="where to write (the format)"
+    )
     for opt, (metavar, help) in _EDIT_OPTIONS.items():
         sp.add_argument(
             opt,
@@ -62,8 +64,7 @@ def _tagged(opt: str) -> Callable[[str], tuple[str, str]]:
 
 def cmd_edit(ns: argparse.Namespace) -> int:
     out = Path(ns.out)
-    if out.suffix.lower() != ".json":
-        print(f"xocview: error: {out}: the output must be a .json file (XOC JSON)", file=sys.stderr)
+    if refused(out):
         return EXIT_USAGE
     graph = registry.load(ns.input)
     for opt, text in ns.edits:
@@ -71,7 +72,7 @@ def cmd_edit(ns: argparse.Namespace) -> int:
             _apply_option(graph, opt, text)
         except EditError as e:
             raise EditError(f"{opt} {text}: {e}; nothing was written") from e
-    registry.save(graph, out)
+    save_with_notes(graph, out)
     n = len(ns.edits)
     print(
         f"wrote {out} ({n} edit{'s' * (n != 1)}; "

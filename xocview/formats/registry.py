@@ -107,19 +107,21 @@ def check(path: str | Path) -> tuple[Graph, list[Finding]]:
     return graph, found
 
 
-def save(graph: Graph, path: str | Path) -> None:
-    """Write ``graph`` in the format its extension names; only XOC JSON is written today.
+def save(graph: Graph, path: str | Path) -> list[str]:
+    """Write ``graph`` in the format its extension names: ``.json`` as XOC JSON, ``.onnx`` as
+    ONNX. Returns notes on what the file could not keep (ONNX: weights without values, groups),
+    empty when it kept everything; raises FormatError when nothing could be written.
 
     Derived section groups are left out: the next load makes them again."""
     path = Path(path)
     graph = without_sections(graph)
     for fmt in FORMATS:
         if path.suffix.lower() in fmt.EXTENSIONS and hasattr(fmt, "save"):
-            fmt.save(graph, path)
-            return
+            notes = fmt.save(graph, path)
+            return list(notes) if notes else []
     raise FormatError(
         str(path),
         "",
         f"cannot save as '{path.suffix or 'no extension'}'",
-        "a .json path (graphs are saved as XOC JSON)",
+        "a .json path (XOC JSON) or an .onnx path (ONNX)",
     )

@@ -2,8 +2,10 @@
 
 ``reader`` parses and sniffs, ``build`` turns the ModelProto into the shared model with the
 help of ``attrs``, ``meta``, ``types``, ``weights``, ``data`` and ``text``; ``check`` finds
-what is wrong with a model. Inside this package ``import onnx`` is the onnx package: imports
-here are absolute.
+what is wrong with a model. ``writer`` saves a graph as ONNX with the help of ``nesting``,
+``assemble``, ``attr_protos``, ``value_protos``, ``opsets``, ``stale_types`` and ``sidecar``
+(the metadata ONNX has no field for, which ``build`` puts back). Inside this package
+``import onnx`` is the onnx package: imports here are absolute.
 """
 
 from xocview.formats.onnx.reader import (
@@ -14,5 +16,14 @@ from xocview.formats.onnx.reader import (
     read_findings,
     sniff,
 )
+from xocview.formats.onnx.writer import save
 
-__all__ = ["EXPANDS_DOTTED_KEYS", "EXTENSIONS", "NAME", "load", "read_findings", "sniff"]
+__all__ = [
+    "EXPANDS_DOTTED_KEYS",
+    "EXTENSIONS",
+    "NAME",
+    "load",
+    "read_findings",
+    "save",
+    "sniff",
+]

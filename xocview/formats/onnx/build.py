@@ -12,7 +12,14 @@ from typing import Any
 import onnx
 
 from xocview.formats.onnx.attrs import GRAPH_TYPES, attribute_value, node_attributes
-from xocview.formats.onnx.meta import graph_metadata, more_metadata, node_metadata, torch_scopes
+from xocview.formats.onnx.meta import (
+    graph_metadata,
+    more_metadata,
+    node_metadata,
+    sidecar,
+    torch_scopes,
+)
+from xocview.formats.onnx.sidecar import restore
 from xocview.formats.onnx.text import NotText, text
 from xocview.formats.onnx.types import TypeTable, dtype_name
 from xocview.formats.onnx.weights import (
@@ -54,7 +61,8 @@ class Builder:
         self.model = model
         g = model.graph
         title = text(g.name) or source.path.stem
-        self.graph = Graph(title, title, metadata=graph_metadata(model))
+        self.kept = sidecar(model)  # metadata xocview wrote for what ONNX has no field for
+        self.graph = Graph(title, title, metadata=graph_metadata(model, self.kept is not None))
         self.data = source.data
         self.has_subgraphs = False  # any graph-valued attribute met: value_info to look into
         self.pos: dict[str, int] = {}
@@ -88,6 +96,8 @@ class Builder:
         if self.scoped:
             self.adopt_scopes()
         add_named_scope_groups(graph, self.scoped, taken=self.node_ids)
+        if self.kept is not None:
+            restore(graph, self.kept)
         graph.invalidate()
         return graph
 

@@ -11,10 +11,12 @@ from typing import Any
 
 import onnx
 
+from xocview.formats.onnx.sidecar import KEY as SIDECAR_KEY
+from xocview.formats.onnx.sidecar import parse
 from xocview.formats.onnx.text import NotText, text
 from xocview.model.dotted import expand_dotted_if_possible
 
-__all__ = ["graph_metadata", "more_metadata", "node_metadata", "torch_scopes"]
+__all__ = ["graph_metadata", "more_metadata", "node_metadata", "sidecar", "torch_scopes"]
 
 
 def node_metadata(proto: onnx.NodeProto, name: str, domain: str) -> dict[str, Any]:
@@ -72,8 +74,18 @@ def _props(props: Any) -> dict[str, Any]:
     return expand_dotted_if_possible({text(p.key): text(p.value) for p in props})
 
 
-def graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
-    """What the model says of itself: producer, IR version, opsets, props; nothing invented."""
+def sidecar(model: onnx.ModelProto) -> dict[str, Any] | None:
+    """The metadata xocview kept for ONNX (``sidecar``), when the model has the entry."""
+    for p in model.metadata_props:
+        if p.key == SIDECAR_KEY:
+            return parse(text(p.value))
+    return None
+
+
+def graph_metadata(model: onnx.ModelProto, kept: bool = False) -> dict[str, Any]:
+    """What the model says of itself: producer, IR version, opsets, props; nothing invented.
+
+    ``kept``: the model has xocview's metadata entry (``sidecar``), which is no prop to show."""
     md: dict[str, Any] = {"ir_version": int(model.ir_version)}
     for key in ("producer_name", "producer_version", "domain", "doc_string"):
         value = getattr(model, key)
@@ -86,8 +98,9 @@ def graph_metadata(model: onnx.ModelProto) -> dict[str, Any]:
         {"domain": text(op.domain) or "ai.onnx", "version": int(op.version)}
         for op in model.opset_import
     ]
-    if model.metadata_props:
-        md["metadata_props"] = _props(model.metadata_props)
+    props = [p for p in model.metadata_props if not (kept and p.key == SIDECAR_KEY)]
+    if props:
+        md["metadata_props"] = _props(props)
     if model.graph.doc_string:
         md["graph_doc_string"] = text(model.graph.doc_string)
     if model.functions:

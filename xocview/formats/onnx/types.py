@@ -12,7 +12,7 @@ from xocview.formats.onnx.text import text
 from xocview.model import Tensor
 from xocview.model.dtypes import dtype_by_onnx_code
 
-__all__ = ["TypeTable", "dtype_name"]
+__all__ = ["TypeTable", "dtype_name", "weightless_copy"]
 
 _Decoded = tuple[str, tuple[int, ...], "tuple[str | None, ...] | None", tuple[tuple[str, Any], ...]]
 
@@ -143,7 +143,7 @@ def _inferred(
     if (data is None or len(data) >= _COPY_ABOVE_BYTES) and sum(
         init.ByteSize() for init in model.graph.initializer
     ) >= _COPY_ABOVE_BYTES:  # a file smaller than the limit holds fewer inline weights
-        m = _weightless_copy(model)
+        m = weightless_copy(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
     except Exception:  # custom domains, invalid models: keep what value_info gave
@@ -151,7 +151,7 @@ def _inferred(
     _collect(inferred.graph, out, nested)
 
 
-def _weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+def weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with large initializers declared as typed inputs instead of carried along."""
     m = onnx.ModelProto()
     m.ir_version = model.ir_version

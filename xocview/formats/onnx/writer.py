@@ -1,0 +1,248 @@
+"""Graphs written as ONNX models: the edited graph with its weights, checked, saved atomically.
+
+What is written: the operators in topological order; function calls as calls of functions
+rebuilt from their bodies; If/Loop/Scan with bodies rebuilt from their children (so edits
+inside are saved); groups that stand for nothing in ONNX (scopes, the user's groups) are not
+written. Weights with values become initializers: inline, or as external data in
+``<model>.data`` beside the model when the source kept them external or the model would be
+too big for one protobuf, each of at least ``EXTERNAL_THRESHOLD`` bytes. Opset imports, IR
+version, producer, doc strings and metadata_props are kept; metadata ONNX has no field for
+goes to one metadata_props entry (``sidecar``), which the reader puts back.
+
+The model must pass ``onnx.checker.check_model(full_check=True)`` before anything is
+written; then the data file and the model are each written to a temporary file beside the
+target and renamed over it, the data first. ``save`` returns notes of what the file could
+not keep (weights without values, groups), for the CLI to print and the window to show.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import BinaryIO
+
+import onnx
+
+from xocview.errors import FormatError
+from xocview.formats.onnx.assemble import Assembler, prop_items
+from xocview.formats.onnx.data import needed_bytes
+from xocview.formats.onnx.model_files import data_path, write_model_files
+from xocview.formats.onnx.nesting import Nesting
+from xocview.formats.onnx.opsets import ir_version, model_opsets, opset_domain
+from xocview.formats.onnx.sidecar import KEY, pack
+from xocview.formats.onnx.stale_types import replace_stale_types
+from xocview.formats.onnx.types import weightless_copy
+from xocview.formats.onnx.value_protos import dtype_code, weight_proto
+from xocview.model import Graph
+
+__all__ = ["EXTERNAL_THRESHOLD", "INLINE_LIMIT", "save"]
+
+# A weight of at least this many bytes may go to the external data file (onnx's own
+# convert_model_to_external_data threshold); smaller ones always stay inline.
+EXTERNAL_THRESHOLD = 1024
+# Inline weights beyond this many bytes in all would take the model near protobuf's 2 GiB
+# limit: then every weight above the threshold goes to the external data file.
+INLINE_LIMIT = 1 << 30
+_ALIGN = 64  # external tensors start at multiples of this, for memory-mapping
+
+
+def save(graph: Graph, path: str | Path) -> list[str]:
+    """Write ``graph`` as an ONNX model at ``path``; returns notes of what it could not keep.
+
+    Raises FormatError naming the node (or tensor) when the graph cannot be ONNX (an op with
+    no ONNX operator, a value of no ONNX type, a failed check) or the file cannot be written;
+    nothing is written then.
+    """
+    path = Path(path)
+    file = str(path)
+    nest = Nesting(graph, file)
+    asm, model = _assemble(graph, nest, file)
+    external = _initializers(model, graph, asm.weights, path)
+    stale = replace_stale_types(model)
+    text = pack(graph, asm.held, list(range(len(graph.tensors))), asm.unnamed)
+    if text is not None:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = KEY, text
+    _require_io_shapes(model, file)
+    _check(model, file)
+    _write(path, model, graph, external)
+    return _notes(graph, nest, asm, stale)
+
+
+def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.ModelProto]:
+    """The model without its initializers, and the assembler that made it."""
+    operators = [graph.nodes[i] for i, role in enumerate(nest.role) if role in ("leaf", "holder")]
+    opsets = model_opsets(graph, operators, file)
+    for i, role in enumerate(nest.role):
+        if role == "call":
+            domain = graph.nodes[i].metadata["function"].get("domain", "")
+            opsets.setdefault(opset_domain(domain if isinstance(domain, str) else ""), 1)
+    asm = Assembler(nest, opsets, ir_version(graph, opsets))
+    model = onnx.ModelProto()
+    model.ir_version = asm.ir_version
+    model.graph.CopyFrom(asm.main_graph())
+    model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in opsets.items())
+    model.functions.extend(asm.functions)
+    _model_fields(model, graph)
+    return asm, model
+
+
+def _notes(graph: Graph, nest: Nesting, asm: Assembler, stale: list[str]) -> list[str]:
+    """What the file could not keep as it was, one sentence each."""
+    notes = list(asm.notes)
+    if stale:
+        shown = ", ".join(repr(s) for s in stale[:5]) + (", ..." if len(stale) > 5 else "")
+        notes.append(
+            f"{len(stale)} declared shape{'s' * (len(stale) != 1)} no longer held after the "
+            f"edits ({shown}): written as ONNX shape inference gives them"
+        )
+    groups = [
+        nd.id
+        for i, nd in enumerate(graph.nodes)
+        if nest.role[i] == "group" and "derived" not in nd.metadata
+    ]
+    if groups:
+        notes.append(
+            f"{len(groups)} group{'s' * (len(groups) != 1)} with no ONNX meaning (the user's, "
+            "or the source format's) not kept: ONNX has no groups"
+        )
+    return notes
+
+
+def _model_fields(model: onnx.ModelProto, graph: Graph) -> None:
+    """The model's own fields from the graph's metadata (those it has)."""
+    md = graph.metadata
+    for key in ("producer_name", "producer_version", "domain", "doc_string"):
+        if isinstance(md.get(key), str):
+            setattr(model, key, md[key])
+    if isinstance(md.get("model_version"), int):
+        model.model_version = md["model_version"]
+    props = md.get("metadata_props")
+    if isinstance(props, dict):
+        for key, value in prop_items(props):
+            if key != KEY:
+                entry = model.metadata_props.add()
+                entry.key, entry.value = key, value
+
+
+# -- weights ---------------------------------------------------------------------------------
+
+_External = list[tuple[int, int, int]]  # (tensor position, offset, length)
+
+
+def _initializers(
+    model: onnx.ModelProto, graph: Graph, weights: list[int], path: Path
+) -> _External:
+    """Add the weights with values as initializers: inline ones with their data, external
+    ones as references into ``<model>.data`` (their bytes are written later). Returns what
+    goes into the data file, in order."""
+    tensors, file = graph.tensors, str(path)
+    sizes = {t: _byte_size(graph, t) for t in weights if tensors[t].has_data}
+    big = {t for t, n in sizes.items() if n >= EXTERNAL_THRESHOLD}
+    outside = {t for t in big if "external_data" in tensors[t].metadata}
+    if sum(sizes.values()) - sum(sizes[t] for t in outside) > INLINE_LIMIT:
+        outside = big
+    location = data_path(path).name
+    external: _External = []
+    offset = 0
+    for t in sizes:
+        tensor = tensors[t]
+        if t not in outside:
+            model.graph.initializer.append(weight_proto(tensor, tensor.id, file))
+            continue
+        offset = -(-offset // _ALIGN) * _ALIGN
+        init = model.graph.initializer.add()
+        init.name = tensor.id
+        init.dims.extend(int(d) for d in tensor.shape)
+        init.data_type = dtype_code(tensor.dtype)
+        init.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", offset), ("length", sizes[t])):
+            entry = init.external_data.add()
+            entry.key, entry.value = key, str(value)
+        external.append((t, offset, sizes[t]))
+        offset += sizes[t]
+    return external
+
+
+def _byte_size(graph: Graph, t: int) -> int:
+    """Bytes a weight's raw data takes (0 for strings, which always stay inline)."""
+    tensor = graph.tensors[t]
+    code = dtype_code(tensor.dtype)
+    if code in (0, onnx.TensorProto.STRING):
+        return 0
+    return needed_bytes(code, math.prod(int(d) for d in tensor.shape))
+
+
+# -- check and write -------------------------------------------------------------------------
+
+_NODE_NAME = re.compile(r"node name: ([^)]*)\)")
+# What the checker's messages repeat before the problem itself.
+_NOISE = re.compile(r"\[ShapeInferenceError\] Inference error\(s\): |\(op_type:[^)]*\): ")
+
+
+def _require_io_shapes(model: onnx.ModelProto, file: str) -> None:
+    """The checker's rule for the main graph, said with the fix: each input and output has a
+    type, and a tensor's type a shape (its rank at least)."""
+    g = model.graph
+    for kind, values in (("input", g.input), ("output", g.output)):
+        for vi in values:
+            which = vi.type.WhichOneof("value")
+            tensor = (
+                getattr(vi.type, which) if which in ("tensor_type", "sparse_tensor_type") else None
+            )
+            if which is None or (tensor is not None and not tensor.HasField("shape")):
+                raise FormatError(
+                    file,
+                    f"tensor '{vi.name}'",
+                    f"the graph {kind} has no known {'type' if which is None else 'shape'}",
+                    "a shape on every graph input and output, -1 for an unknown size "
+                    f"(set it, e.g. xocview edit --shape {vi.name}=-1,-1)",
+                )
+
+
+def _check(model: onnx.ModelProto, file: str) -> None:
+    """onnx's full check (with strict shape inference) of the model, its large weights
+    declared rather than carried; FormatError naming the node it blames."""
+    probe = weightless_copy(model)
+    probe.graph.name = model.graph.name
+    probe.metadata_props.extend(model.metadata_props)
+    try:
+        onnx.checker.check_model(probe, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        message = str(e).strip()
+        found = _NODE_NAME.search(message)
+        place = f"node '{found.group(1)}'" if found else ""
+        first = next((line for line in message.splitlines() if line.strip()), message)
+        detail = _NOISE.sub("", first).strip() or first
+        raise FormatError(file, place, f"onnx's checker refuses the model: {detail}") from e
+
+
+def _write(path: Path, model: onnx.ModelProto, graph: Graph, external: _External) -> None:
+    """The data file (when there is one) and the model: both written, or neither changed."""
+    try:
+        data = model.SerializeToString()
+    except ValueError as e:  # over protobuf's 2 GiB
+        raise FormatError(str(path), "", f"the model is too big for one protobuf ({e})") from e
+
+    def write_data(f: BinaryIO) -> None:
+        _write_data(f, graph, external, path)
+
+    write_model_files(path, data, write_data if external else None)
+
+
+def _write_data(f: BinaryIO, graph: Graph, external: _External, path: Path) -> None:
+    at = 0
+    for t, offset, length in external:
+        tensor = graph.tensors[t]
+        raw = weight_proto(tensor, tensor.id, str(path)).raw_data
+        if len(raw) != length:
+            raise FormatError(
+                str(path),
+                f"tensor '{tensor.id}'",
+                f"its values take {len(raw):,} bytes",
+                f"{length:,} bytes for shape {list(tensor.shape)} of {tensor.dtype}",
+            )
+        f.write(b"\0" * (offset - at))
+        f.write(raw)
+        at = offset + length
