@@ -1,4 +1,5 @@
-"""The command line's parser and dispatch: open, info, convert, check, render, edit, run.
+"""The command line's parser and dispatch: open, info, convert, check, render, edit, run,
+import-times, diff.
 
 Errors print one line naming the file and the place and exit non-zero; ``--debug`` adds the
 traceback. Each command family has a module of its own; the GUI is imported only inside the
@@ -16,8 +17,10 @@ from collections.abc import Callable, Sequence
 
 from xocview import __version__, desktop
 from xocview.cli.convert import add_convert_parser, add_render_parser, cmd_convert, cmd_render
+from xocview.cli.diff import add_diff_parser, cmd_diff
 from xocview.cli.edit import add_edit_parser, cmd_edit
 from xocview.cli.exit_codes import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from xocview.cli.import_times import add_import_times_parser, cmd_import_times
 from xocview.cli.info import add_check_parser, add_info_parser, cmd_check, cmd_info
 from xocview.cli.open import add_open_parser, cmd_open
 from xocview.cli.run import add_run_parser, cmd_run
@@ -67,7 +70,7 @@ def _tolerant_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
-_COMMANDS = ("open", "info", "convert", "check", "render", "edit", "run")
+_COMMANDS = ("open", "info", "convert", "check", "render", "edit", "run", "import-times", "diff")
 
 
 def _with_default_command(args: list[str]) -> list[str]:
@@ -113,10 +116,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_open_parser(add("open", cmd_open, "open graph files (the default command)"))
     add_info_parser(add("info", cmd_info, "print a summary of a graph"))
-    add_convert_parser(add("convert", cmd_convert, "convert a graph to XOC JSON"))
+    add_convert_parser(add("convert", cmd_convert, "convert a graph to XOC JSON or ONNX"))
     add_render_parser(add("render", cmd_render, "draw a graph to PNG or SVG without a window"))
     add_check_parser(add("check", cmd_check, "validate a graph; exit 1 on any error"))
-    add_edit_parser(add("edit", cmd_edit, "apply edits to a graph and save it as XOC JSON"))
+    add_edit_parser(add("edit", cmd_edit, "apply edits to a graph and save it (XOC JSON, ONNX)"))
     run = add("run", cmd_run, "run a graph and time every node")
     run.description = (
         "Run a graph and time every node: on the bundled CPU executor, or with --engine "
@@ -125,6 +128,10 @@ def _parser() -> argparse.ArgumentParser:
         "spread between passes reported; --threads sets the threads either engine uses."
     )
     add_run_parser(run)
+    add_diff_parser(add("diff", cmd_diff, "compare two graphs; exit 1 when they differ"))
+    add_import_times_parser(
+        add("import-times", cmd_import_times, "put a profile from another runtime onto a graph")
+    )
     return p
 
 

@@ -1,2 +1,3 @@
 """Read-only analyses of a graph: operator facts and FLOPs, tensor statistics, search,
-summaries and measured profiles. They read the model and never change it."""
+summaries, measured profiles and the comparison of two graphs (``diff``). They read the model
+and never change it."""
