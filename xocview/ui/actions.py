@@ -28,6 +28,8 @@ class MenuHost(Protocol):
     def reload(self) -> None: ...
     def save(self, save_as: bool = False) -> bool: ...
     def export_dialog(self, suffix: str) -> None: ...
+    def import_times(self) -> None: ...
+    def compare_with(self) -> None: ...
     def close_tab(self, index: int) -> bool: ...
     def close(self) -> bool: ...
     def show_search(self) -> None: ...
@@ -46,6 +48,7 @@ class Menus:
     run: QMenu  # filled by the RunController
     weights: QAction  # View > Weights as Nodes
     time_from: QMenu  # View > Time From: filled by the RunController with the timed engines
+    metrics: QMenu  # View > Colour by Metric: filled with the named metrics a graph stores
 
 
 def add_action(
@@ -77,14 +80,14 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
     mb = window.menuBar()
     recent = _file_menu(window, host, mb.addMenu("&File"))
     _edit_menu(window, host, mb.addMenu("&Edit"))
-    weights, time_from = _view_menu(window, host, mb.addMenu("&View"))
+    weights, time_from, metrics = _view_menu(window, host, mb.addMenu("&View"))
     run = mb.addMenu("&Run")
     h = mb.addMenu("&Help")
     add_action(
         window, h, "&Keyboard Shortcuts", host.show_shortcuts, QKeySequence.StandardKey.HelpContents
     )
     add_action(window, h, "&About xocview", host.show_about)
-    return Menus(recent, run, weights, time_from)
+    return Menus(recent, run, weights, time_from, metrics)
 
 
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
@@ -96,6 +99,8 @@ def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
     add_action(
         window, f, "Save &As...", lambda: host.save(save_as=True), QKeySequence.StandardKey.SaveAs
     )
+    add_action(window, f, "&Import Times...", host.import_times, "Ctrl+I")
+    add_action(window, f, "Compare &With...", host.compare_with, "Ctrl+Shift+D")
     add_action(window, f, "Export Image (PNG)...", lambda: host.export_dialog(".png"), "Ctrl+E")
     add_action(
         window, f, "Export Image (SVG)...", lambda: host.export_dialog(".svg"), "Ctrl+Shift+E"
@@ -123,7 +128,7 @@ def _edit_menu(window: QMainWindow, host: MenuHost, e: QMenu) -> None:
     e.addAction(redo)
 
 
-def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, QMenu]:
+def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, QMenu, QMenu]:
     add_action(window, v, "&Find...", host.show_search, QKeySequence.StandardKey.Find)
     v.addSeparator()
     add_action(
@@ -186,6 +191,8 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, 
     weights.setChecked(False)  # weights folded into their consumers, as Netron draws them
     time_from = v.addMenu("&Time From")  # shown when a graph has times of two engines or more
     time_from.menuAction().setVisible(False)
+    metrics = v.addMenu("Colour by &Metric")  # shown when a graph stores named metrics
+    metrics.menuAction().setVisible(False)
     v.addSeparator()
     themes = QActionGroup(window)
     for name, key in (
@@ -203,4 +210,4 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, 
         )
         themes.addAction(act)
         act.setChecked(name == host.theme_choice)
-    return weights, time_from
+    return weights, time_from, metrics

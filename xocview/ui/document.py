@@ -17,6 +17,7 @@ from xocview.errors import shorten
 from xocview.executor import RunResult
 from xocview.formats import save
 from xocview.model import Graph, Hierarchy
+from xocview.model.analyses.metrics import METRIC_MODE, node_metric
 from xocview.model.analyses.profile import (
     CPU,
     engine_label,
@@ -67,6 +68,7 @@ class Document(QObject):
         self.graph = graph
         self.path = path
         self.format = fmt
+        self._saved_here = False  # whether ``path`` was written by save_to
         facts = dict(facts or {})
         # what the panels derive from the whole graph, by name, for the current edit count
         self._derived: dict[str, tuple[int, object]] = {k: (0, v) for k, v in facts.items()}
@@ -115,21 +117,29 @@ class Document(QObject):
 
     @property
     def save_path(self) -> Path | None:
-        """Where Save writes without asking: only a file that already is XOC JSON."""
-        return self.path if self.path is not None and self.format == "XOC JSON" else None
+        """Where Save writes without asking: a file that already is XOC JSON, or the ONNX
+        file this document was saved as."""
+        if self.path is None or not (self.format == "XOC JSON" or self._saved_here):
+            return None
+        return self.path
 
-    def save_to(self, path: Path) -> None:
-        """Write the graph as XOC JSON (atomically) and make ``path`` the document's file.
+    def save_to(self, path: Path) -> list[str]:
+        """Write the graph in the format the suffix names (``.onnx``: ONNX, else XOC JSON),
+        atomically, and make ``path`` the document's file; returns the notes of what the file
+        could not keep.
 
         Raises FormatError when the file cannot be written (the old file stays whole).
         """
-        save(self.graph, path)
-        moved = path != self.path or self.format != "XOC JSON"
+        notes = save(self.graph, path)
+        fmt = "ONNX" if path.suffix.lower() == ".onnx" else "XOC JSON"
+        moved = path != self.path or self.format != fmt
         self.path = path
-        self.format = "XOC JSON"
+        self.format = fmt
+        self._saved_here = True
         self.undo_stack.setClean()
         if moved:
             self.file_changed.emit()
+        return notes
 
     def after_edit(self) -> None:
         """The graph changed under an undo command: rebuild what derives from it; the selection
@@ -171,8 +181,13 @@ class Document(QObject):
         if mode == "time":
             return self.times_ms()
         if self._values is None or self._values[0] != mode:
-            make = {"flops": node_flops, "params": node_parameters}[mode]
-            self._values = (mode, make(self.graph, self.hierarchy))
+            if mode.startswith(METRIC_MODE):  # a named metric: performance.<name>
+                values = node_metric(self.graph, mode[len(METRIC_MODE) :], self.hierarchy)
+            else:
+                values = {"flops": node_flops, "params": node_parameters}[mode](
+                    self.graph, self.hierarchy
+                )
+            self._values = (mode, values)
         return self._values[1]
 
     def times_ms(self) -> np.ndarray:
@@ -235,8 +250,9 @@ class Document(QObject):
         return self.colour_by, self.heat_log, self._heat_version
 
     def set_colour_by(self, mode: str) -> None:
-        """ "category", "time", "flops" or "params"."""
-        if mode not in ("category", "time", "flops", "params"):
+        """ "category", "time", "flops", "params" or "metric:<name>" (``performance.<name>``)."""
+        metric = mode.startswith(METRIC_MODE) and len(mode) > len(METRIC_MODE)
+        if mode not in ("category", "time", "flops", "params") and not metric:
             raise ValueError(f"unknown colouring {mode!r}")
         self.colour_by = mode
         self.heat_changed.emit()
@@ -256,19 +272,12 @@ class Document(QObject):
 
     # -- view state --------------------------------------------------------------------------
 
-    def _hint(self, previous: Drawing) -> dict[str, float]:
-        """Where each box of the previous drawing stood, by id (ids survive edits that move
-        nodes and tensors to other positions)."""
-        along = previous.x if self.direction == "TB" else previous.y
-        return dict(zip(previous.keys, along.tolist(), strict=True))
-
     def _build(self, previous: Drawing | None) -> Drawing:
         return build_drawing(
             self.graph,
             set(self.expanded),
             direction=self.direction,
             show_weights=self.show_weights,
-            order_hint=self._hint(previous) if previous is not None else None,
             previous=previous,
         )
 
@@ -331,7 +340,7 @@ class Document(QObject):
             set(self.expanded),
             self.direction,
             self.show_weights,
-            self._hint(previous) if previous is not None else None,
+            None,
             previous,
         )
         job.signals.done.connect(self._relaid)

@@ -31,7 +31,9 @@ from xocview.model import Graph
 from xocview.ui.actions import make_menus
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
+from xocview.ui.compare import Comparer, CompareTab
 from xocview.ui.document import Document
+from xocview.ui.importing import ProfileImporter
 from xocview.ui.open_failures import OpenFailures
 from xocview.ui.palette import apply_palette
 from xocview.ui.panels.inspector import Inspector
@@ -124,6 +126,10 @@ class MainWindow(QMainWindow):
         self.runner = RunController(
             self, self.menus.run, lambda: self.view_do("focus_selection"), self.menus.time_from
         )
+        self.importer = ProfileImporter(self, self.runner, self.menus.metrics)
+        self.comparer = Comparer(
+            self, self.tabs, self._current_document, self.report, lambda: self.theme_name
+        )
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)
@@ -139,6 +145,10 @@ class MainWindow(QMainWindow):
     def _view(self) -> GraphView | None:
         w = self.tabs.currentWidget()
         return w if isinstance(w, GraphView) else None
+
+    def _current_document(self) -> Document | None:
+        view = self._view()
+        return view.doc if view is not None else None
 
     def view_do(self, name: str, *args: object) -> None:
         view = self._view()
@@ -315,7 +325,14 @@ class MainWindow(QMainWindow):
         return self._save(view, save_as) if view is not None else False
 
     def _save(self, view: GraphView, save_as: bool) -> bool:
-        ok = save_document(self, view.doc, self.ask_path, save_as, self.report)
+        ok = save_document(
+            self,
+            view.doc,
+            self.ask_path,
+            save_as,
+            self.report,
+            lambda notes: self.report(notes, "Saved with notes"),
+        )
         if ok:
             self._mark(view)
             if view.doc.path is not None:
@@ -351,6 +368,7 @@ class MainWindow(QMainWindow):
         self.search.set_document(view.doc if view else None)
         self.problems.set_document(view.doc if view else None)
         self.runner.set_document(view.doc if view else None)
+        self.importer.set_document(view.doc if view else None)
         if view is not None:
             self.undo_group.setActiveStack(view.doc.undo_stack)
             self._mark(view)
@@ -381,6 +399,14 @@ class MainWindow(QMainWindow):
         if name:
             self.export(Path(name))
 
+    def compare_with(self) -> None:
+        """File > Compare With...: the current graph and another file side by side."""
+        self.comparer.ask()
+
+    def import_times(self) -> None:
+        """File > Import Times: a profile from another runtime onto the current graph."""
+        self.importer.import_dialog()
+
     def export(self, path: Path) -> None:
         view = self._view()
         if view is None:
@@ -398,7 +424,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("theme", choice)
         for k in range(self.tabs.count()):
             view = self.tabs.widget(k)
-            if isinstance(view, GraphView):
+            if isinstance(view, GraphView | CompareTab):
                 view.set_theme(self.theme_name)
 
     # -- help, closing ----------------------------------------------------------------------

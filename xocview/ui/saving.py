@@ -1,8 +1,9 @@
 """Saving documents and guarding unsaved changes, for the main window.
 
-A graph opened from ONNX, NNVM or LightNet is never overwritten in another format: Save asks
-for a .json path beside the source. Closing a tab or quitting with unsaved changes asks
-Save / Discard / Cancel; a failed save keeps the old file (atomic write) and says why.
+A graph opened from ONNX, NNVM or LightNet is never overwritten: Save asks for a path (XOC JSON
+beside the source, or an ONNX file of another name); an ONNX file the document was saved as is
+saved again. Closing a tab or quitting with unsaved changes asks Save / Discard / Cancel; a
+failed save keeps the old file (atomic write) and says why.
 """
 
 from __future__ import annotations
@@ -30,14 +31,20 @@ def default_json_path(doc: Document) -> Path:
     return doc.path.with_suffix(".json")
 
 
+_FILTERS = {"XOC JSON (*.json)": ".json", "ONNX (*.onnx)": ".onnx"}
+
+
 def ask_path(parent: QWidget, doc: Document) -> Path | None:
-    name, _ = QFileDialog.getSaveFileName(
-        parent, "Save as XOC JSON", str(default_json_path(doc)), "XOC JSON (*.json)"
+    """The file to save to: XOC JSON, or ONNX (with the weights) picked by suffix or filter."""
+    name, chosen = QFileDialog.getSaveFileName(
+        parent, "Save As", str(default_json_path(doc)), ";;".join(_FILTERS)
     )
     if not name:
         return None
     path = Path(name)
-    return path if path.suffix.lower() == ".json" else path.with_suffix(".json")
+    if path.suffix.lower() in _FILTERS.values():
+        return path
+    return path.with_suffix(_FILTERS.get(chosen, ".json"))
 
 
 def ask_unsaved(parent: QWidget, doc: Document) -> str:
@@ -65,21 +72,26 @@ def save_document(
     ask: AskPath,
     save_as: bool = False,
     report: Callable[[str], None] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> bool:
-    """Save ``doc``; True when it was written. The source of another format is never the target."""
+    """Save ``doc``; True when it was written. A source of another format that this document
+    did not write is never the target. ``notify`` gets the notes of a save that could not
+    keep everything (ONNX: weights without values, groups)."""
     path = None if save_as else doc.save_path
     if path is None:
         path = ask(parent, doc)
         if path is None:
             return False
-    if doc.path is not None and doc.format != "XOC JSON" and path.resolve() == doc.path.resolve():
+    if doc.path is not None and doc.save_path is None and path.resolve() == doc.path.resolve():
         if report:
             report(f"{path}: refusing to overwrite the {doc.format} source; choose another name")
         return False
     try:
-        doc.save_to(path)
+        notes = doc.save_to(path)
     except XocviewError as e:
         if report:
             report(str(e))
         return False
+    if notes and notify:
+        notify(f"{path} was written, but:\n" + "\n".join(f"- {n}" for n in notes))
     return True

@@ -9,6 +9,7 @@ from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import Style
+from xocview.ui.canvas.tint import Tint
 
 __all__ = ["OVERVIEW_FROM_ITEMS", "OVERVIEW_PIXELS", "overview_scale", "render_overview"]
 
@@ -24,7 +25,7 @@ def overview_scale(d: Drawing) -> float:
 
 
 def render_overview(
-    d: Drawing, style: Style, scale: float, heat: HeatLevels | None = None
+    d: Drawing, style: Style, scale: float, heat: HeatLevels | None = None, tint: Tint | None = None
 ) -> QImage:
     """The whole drawing at ``scale`` (boxes, and straight edges unless there are more than
     ``OVERVIEW_MAX_EDGES``), painted once."""
@@ -44,6 +45,7 @@ def render_overview(
         scale,
         heat=heat,
         edges=len(d.edges) <= OVERVIEW_MAX_EDGES,
+        tint=tint,
     )
     painter.end()
     return image

@@ -19,6 +19,7 @@ from xocview.ui.canvas.edge_paint import paint_edges
 from xocview.ui.canvas.heat import INK, HeatLevels, heat_brushes, light_text
 from xocview.ui.canvas.labels import Placement, place_labels, title_band
 from xocview.ui.canvas.style import Style
+from xocview.ui.canvas.tint import Tint
 
 __all__ = ["LOD_DETAIL", "LOD_TITLES", "labels_placed", "paint_drawing", "placed_labels"]
 
@@ -39,14 +40,17 @@ def paint_drawing(
     heat: HeatLevels | None = None,
     labels_later: Callable[[], None] | None = None,
     edges: bool = True,
+    tint: Tint | None = None,
 ) -> None:
     """Paint the part of ``d`` inside ``rect`` (scene units) at ``scale`` pixels per unit.
 
     With ``heat``, node boxes take the heat colour of their level (a neutral fill where they
-    have no value) instead of their category's colour. With ``labels_later``, shape labels not
-    placed yet are left out of this frame and ``labels_later()`` is called to have them placed
-    elsewhere (placing weighs every label of the drawing: seconds at 100k boxes); without, they
-    are placed here. ``edges=False`` leaves the edges out (an overview of a huge drawing).
+    have no value) instead of their category's colour; with ``tint``, the items it gives a
+    code take its colour over either (a comparison's added, removed and changed nodes). With
+    ``labels_later``, shape labels not placed yet are left out of this frame and
+    ``labels_later()`` is called to have them placed elsewhere (placing weighs every label of
+    the drawing: seconds at 100k boxes); without, they are placed here. ``edges=False``
+    leaves the edges out (an overview of a huge drawing).
     """
     x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
     detail = scale >= LOD_DETAIL
@@ -69,7 +73,7 @@ def paint_drawing(
         else:
             _labels(painter, d, style, x0, y0, x1, y1)
     items = d.visible(x0, y0, x1, y1)
-    _boxes(painter, d, style, items, titles, detail, heat)
+    _boxes(painter, d, style, items, titles, detail, heat, tint)
     if selected >= 0:
         painter.setBrush(Qt.BrushStyle.NoBrush)
         # the neighbours: the ends of the highlighted edges
@@ -148,7 +152,7 @@ def frame_title_rect(outline: np.ndarray) -> QRectF:
     return QRectF(*title_band(outline))
 
 
-_NO_VALUE, _HEAT = -1, 1 << 20  # fill codes of the far view besides category indices
+_NO_VALUE, _HEAT, _TINT = -1, 1 << 20, 1 << 21  # fill codes of the far view besides categories
 
 
 _Categories = tuple[list[str], np.ndarray, list[QRectF]]
@@ -175,18 +179,28 @@ def _far_fills(d: Drawing, codes: np.ndarray, heat: HeatLevels | None) -> np.nda
 
 
 def _far_boxes(
-    painter: QPainter, d: Drawing, style: Style, items: np.ndarray, heat: HeatLevels | None
+    painter: QPainter,
+    d: Drawing,
+    style: Style,
+    items: np.ndarray,
+    heat: HeatLevels | None,
+    tint: Tint | None = None,
 ) -> None:
     """Far out, plain rectangles without outlines: one call per fill, not one per box."""
     painter.setPen(Qt.PenStyle.NoPen)
     names, codes, rects = _categories(d)
-    fills = _far_fills(d, codes, heat)[items]
+    fills = _far_fills(d, codes, heat)
+    if tint is not None:
+        fills = np.where(tint.codes >= 0, _TINT + tint.codes, fills)
+    fills = fills[items]
     order = np.argsort(fills, kind="stable")
     sorted_fills = fills[order]
     starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_fills)) + 1])
     for group, start in zip(np.split(items[order], starts[1:]), starts.tolist(), strict=True):
         code = int(sorted_fills[start])
-        if code >= _HEAT:
+        if tint is not None and code >= _TINT:
+            painter.setBrush(tint.brushes[code - _TINT])
+        elif code >= _HEAT:
             painter.setBrush(heat_brushes()[code - _HEAT])
         elif code == _NO_VALUE:
             painter.setBrush(style.fill("no_value"))
@@ -245,15 +259,19 @@ def _boxes(
     titles: bool,
     detail: bool,
     heat: HeatLevels | None = None,
+    tint: Tint | None = None,
 ) -> None:
     if not titles:
-        _far_boxes(painter, d, style, items, heat)
+        _far_boxes(painter, d, style, items, heat, tint)
         return
     painter.setPen(style.border)
     brushes = heat_brushes() if heat is not None else None
     levels = heat.levels if heat is not None else None
+    tints = tint.codes if tint is not None else None
     for i in items.tolist():
-        if brushes is not None and levels is not None and d.kind[i] != KIND_TENSOR:
+        if tint is not None and tints is not None and tints[i] >= 0:
+            painter.setBrush(tint.brushes[int(tints[i])])
+        elif brushes is not None and levels is not None and d.kind[i] != KIND_TENSOR:
             level = int(levels[i])
             painter.setBrush(brushes[level] if level >= 0 else style.fill("no_value"))
         else:
@@ -273,12 +291,16 @@ def _boxes(
         if d.kind[i] == KIND_GROUP:  # the "+" badge keeps a margin of its own on both sides
             badge = QRectF(r.right() - BADGE, r.top() + 2, BADGE - 2, 14)
             r = r.adjusted(BADGE, 0, -BADGE, 0)
-        if white is not None and levels is not None:
+        if tint is not None and tints is not None and tints[i] >= 0:
+            painter.setPen(tint.text_colour(int(tints[i])))
+        elif white is not None and levels is not None:
             level = int(levels[i])
             if level < 0:
                 painter.setPen(style.text)  # the theme's neutral fill: the theme's text
             else:
                 painter.setPen(_WHITE if white[level] else _INK)
+        elif tint is not None:  # after a tinted box: the theme's text again
+            painter.setPen(style.text)
         title_font = style.detail_font if d.kind[i] == KIND_TENSOR else style.title_font
         if detail and d.detail[i]:
             top = QRectF(r.left(), r.top() + 4, r.width(), r.height() / 2 - 2)

@@ -30,6 +30,10 @@ _LIGHT = {
     "weight": "#fff2cc",
     "activation_tensor": "#ffffff",
     "no_value": "#e3e3e3",  # heat colouring: a node without a measured value
+    # a comparison's two sides: nodes only one side has, and nodes that changed
+    "diff_added": "#57bb6a",
+    "diff_removed": "#e8625c",
+    "diff_changed": "#f2b33d",
 }
 _DARK = {k: QColor(v).darker(175).name() for k, v in _LIGHT.items()}
 _DARK.update(

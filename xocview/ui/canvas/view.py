@@ -32,6 +32,7 @@ from xocview.ui.canvas.minimap import Minimap
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, render_overview
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import theme
+from xocview.ui.canvas.tint import Tint
 from xocview.ui.commands import Reversible, perform
 from xocview.ui.document import Document
 
@@ -101,6 +102,10 @@ class GraphView(QGraphicsView):
         self.theme_name = name
         self.refresh()
 
+    def tint(self) -> Tint | None:
+        """Colours that replace some boxes' fills in this view (a comparison's), or None."""
+        return None
+
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         rect = QRectF(rect)
         style = theme(self.theme_name)
@@ -124,6 +129,7 @@ class GraphView(QGraphicsView):
             highlighted,
             self.doc.heat(),
             labels_later=lambda: self.labels.request(self.doc.drawing, style),
+            tint=self.tint(),
         )
         if self.doc.also_selected:  # nodes added with Ctrl+click
             d = self.doc.drawing
@@ -161,9 +167,11 @@ class GraphView(QGraphicsView):
 
     def _paint_overview(self, painter: QPainter, rect: QRectF) -> None:
         d = self.doc.drawing
-        key = (id(d), self.theme_name, self.doc.heat_key)
+        tint = self.tint()
+        key = (id(d), self.theme_name, self.doc.heat_key, id(tint))
         if self._overview is None or self._overview[0] != key:
-            picture = render_overview(d, theme(self.theme_name), overview_scale(d), self.doc.heat())
+            style = theme(self.theme_name)
+            picture = render_overview(d, style, overview_scale(d), self.doc.heat(), tint)
             self._overview = (key, picture)
         image = self._overview[1]
         painter.drawImage(QRectF(0, 0, d.width, d.height), image)

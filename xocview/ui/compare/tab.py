@@ -1,0 +1,99 @@
+"""A comparison in a tab: the old graph left, the new right, the differences below.
+
+Both sides are views of documents of their own (the old side a snapshot of the tab it came
+from, so that editing that tab leaves the comparison as it was made). A colour selector offers
+the time ratio when both graphs carry times of one engine (two runs of one graph).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from xocview.errors import shorten
+from xocview.model.analyses.diff import GraphDiff
+from xocview.model.analyses.profile import engine_label
+from xocview.ui.compare.colours import DIFFERENCES, RATIO, SideColours
+from xocview.ui.compare.side import SideView
+from xocview.ui.compare.sync import ViewSync
+from xocview.ui.document import Document
+from xocview.ui.panels.differences import DifferencesPanel
+
+__all__ = ["CompareTab"]
+
+
+class CompareTab(QWidget):
+    """Two synchronised views of a comparison and the list of its differences."""
+
+    def __init__(
+        self,
+        old: Document,
+        new: Document,
+        diff: GraphDiff,
+        parent: QWidget | None = None,
+        theme_name: str = "light",
+    ) -> None:
+        super().__init__(parent)
+        self.diff = diff
+        for doc in (old, new):
+            doc.set_colour_by("category")  # the comparison's colours, not a heat map
+        self.colours = (SideColours(diff, True), SideColours(diff, False))
+        self.left = SideView(old, self.colours[0], self, theme_name)
+        self.right = SideView(new, self.colours[1], self, theme_name)
+        self.sync = ViewSync(self.left, self.right, diff)
+        self.differences = DifferencesPanel(self)
+        self.differences.show_diff(diff)
+        self.differences.chosen.connect(self.sync.show_finding)
+        self.mode = QComboBox(self)
+        self.mode.addItem("Colour: differences", DIFFERENCES)
+        engine = self.colours[0].engine
+        if engine:
+            self.mode.addItem(f"Colour: time new/old ({engine_label(engine)})", RATIO)
+            self.mode.setCurrentIndex(1)
+        self.mode.currentIndexChanged.connect(self._mode_chosen)
+        self._layout(old, new)
+
+    def _layout(self, old: Document, new: Document) -> None:
+        header = QHBoxLayout()
+        for doc, side in ((old, "old"), (new, "new")):
+            label = QLabel(f"<b>{side}:</b> {shorten(doc.title, 80)}", self)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            header.addWidget(label, 1)
+        header.addWidget(self.mode)
+        sides = QSplitter(Qt.Orientation.Horizontal, self)
+        sides.addWidget(self.left)
+        sides.addWidget(self.right)
+        whole = QSplitter(Qt.Orientation.Vertical, self)
+        whole.addWidget(sides)
+        whole.addWidget(self.differences)
+        whole.setStretchFactor(0, 4)
+        whole.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(header)
+        layout.addWidget(whole, 1)
+
+    @property
+    def title(self) -> str:
+        return f"{self.left.doc.title} \u2194 {self.right.doc.title}"
+
+    def set_mode(self, mode: str) -> None:
+        """Colour by DIFFERENCES or, when both runs carry times, by their RATIO."""
+        if mode == RATIO and not self.colours[0].engine:
+            raise ValueError("the graphs carry no times of one engine to compare")
+        for colours in self.colours:
+            colours.mode = mode
+        for view in (self.left, self.right):
+            view.refresh()
+
+    def set_theme(self, name: str) -> None:
+        for view in (self.left, self.right):
+            view.set_theme(name)
+
+    def _mode_chosen(self, index: int) -> None:
+        self.set_mode(str(self.mode.itemData(index)))
+
+    def first_view(self) -> None:
+        """Open as a new tab does, then the right side follows the left."""
+        self.left.first_view()
+        self.sync.follow(0)
