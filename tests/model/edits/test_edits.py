@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import onnx
 import pytest
 
 from tests.conftest import REPO
@@ -194,6 +195,29 @@ def test_bypass_passes_a_graph_output_on(tmp_path: Path) -> None:
     g = check(chain(3), tmp_path, lambda g: E.bypass_node(g, "n2"))
     assert ids(g, g.outputs) == ["t2"]
     assert g.tensor("t2").kind == "output"
+
+
+def test_bypass_takes_a_dropouts_unread_mask_along(tmp_path: Path) -> None:
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    g = load(light / "light_squeezenet.onnx")
+    drop = next(n for n in g.nodes if n.op_type == "Dropout")
+    data, mask = (g.tensors[t].id for t in drop.outputs)
+    readers = [n.id for n in g.nodes if drop.outputs[0] in n.inputs]
+    source = g.tensors[drop.inputs[0]].id
+    g = check(g, tmp_path, lambda g: E.bypass_node(g, drop.id))
+    assert not g.index.has_node(drop.id)
+    assert not {data, mask} & {t.id for t in g.tensors}
+    assert all(source in ids(g, g.node(r).inputs) for r in readers)
+
+
+def test_bypass_refuses_a_node_whose_second_output_is_read(tmp_path: Path) -> None:
+    g = chain(3)
+    extra = tensor("mask")
+    g.tensors.append(extra)
+    g.nodes[1].outputs = [*g.nodes[1].outputs, len(g.tensors) - 1]
+    g.nodes[2].inputs = [*g.nodes[2].inputs, len(g.tensors) - 1]
+    with pytest.raises(EditError, match="one data input and one output"):
+        E.bypass_node(g, g.nodes[1].id)
 
 
 def test_add_node_infers_the_output(tiny: Graph, tmp_path: Path) -> None:

@@ -103,9 +103,10 @@ def delete_node(graph: Graph, node_id: str) -> Edit:
 
 
 def bypass_node(graph: Graph, node_id: str) -> Edit:
-    """Remove a node with one data input (weights aside) and one output, its consumers reading
-    its input instead. A graph output it wrote passes to its input. Raises EditError for an
-    unknown node, a group, or a node with another number of data inputs or outputs.
+    """Remove a node with one data input (weights aside) and one output that is read (others
+    nobody reads, such as a Dropout's mask, go with it), its consumers reading its input
+    instead. A graph output it wrote passes to its input. Raises EditError for an unknown
+    node, a group, or a node with another number of data inputs or read outputs.
     """
     pos = node_pos(graph, node_id)
     node = graph.nodes[pos]
@@ -113,6 +114,12 @@ def bypass_node(graph: Graph, node_id: str) -> Edit:
     tensors = graph.tensors
     data = list(dict.fromkeys(t for t in node.inputs if tensors[t].kind != "weight"))
     outs = list(dict.fromkeys(node.outputs))
+    # outputs nobody reads (a Dropout's mask) go with the node: only the first one passes on
+    read = {t for k, n in enumerate(graph.nodes) if k != pos for t in n.inputs}
+    read |= set(graph.outputs)
+    unread = [t for t in outs[1:] if t not in read]
+    if len(unread) == len(outs) - 1:
+        outs = outs[:1]
     if len(data) != 1 or len(outs) != 1 or data == outs:
         names = ", ".join(f"'{tensors[t].id}'" for t in data) or "none"
         raise EditError(
@@ -135,8 +142,11 @@ def bypass_node(graph: Graph, node_id: str) -> Edit:
     _detach(graph, node, metas)
     steps += metas.steps()
     # the output goes unless another node still writes it or it is a graph input
-    keep = o in graph.inputs or any(o in n.outputs for k, n in enumerate(graph.nodes) if k != pos)
-    steps += _remove(graph, pos, [] if keep else [o])
+    gone = [t for t in [o, *unread] if t not in graph.inputs]
+    gone = [
+        t for t in gone if not any(t in n.outputs for k, n in enumerate(graph.nodes) if k != pos)
+    ]
+    steps += _remove(graph, pos, sorted(gone, reverse=True))
     edit = Edit(f"bypass node '{node_id}'", tuple(steps))
     edit.apply(graph)
     return edit
