@@ -107,6 +107,26 @@ def test_a_bypassed_node_is_gone_and_its_readers_read_its_input(tmp_path: Path) 
     assert_same_outputs(tmp_path / "expected.onnx", out)
 
 
+@pytest.mark.parametrize("name", ["bvlc_alexnet", "inception_v1", "squeezenet"])
+def test_a_light_models_dropouts_bypassed_leave_its_outputs_as_they_were(
+    name: str, tmp_path: Path
+) -> None:
+    """Dropout is the identity at inference: with every one bypassed (their masks, which
+    nothing reads, go along), the written model computes what the original does."""
+    source = _light(name, tmp_path)
+    graph = load(source)
+    drops = [n.id for n in graph.nodes if n.op_type == "Dropout"]
+    assert drops
+    for node_id in drops:
+        edits.bypass_node(graph, node_id)
+    out = tmp_path / "no_dropout.onnx"
+    save(graph, out)
+    written = onnx.load(str(out))
+    assert "Dropout" not in {n.op_type for n in written.graph.node}
+    onnx.checker.check_model(written, full_check=True)
+    assert_same_outputs(source, out)
+
+
 def test_bypassing_dropout_and_identity_keeps_the_outputs(tmp_path: Path) -> None:
     w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "W")
     nodes = [

@@ -94,7 +94,10 @@ class Minimap(QWidget):
         if self._picture is not None and self._picture[0] == key:
             return self._picture[1]
         args = (d, theme(view.theme_name), self._scale(), view.doc.heat())
-        if d.count < OVERVIEW_FROM_ITEMS and edge_points(d) < _QUICK_POINTS:
+        # small pictures are painted here, unless a layout runs in a worker: then every Qt
+        # call of the painting waits for the interpreter, and a 4k-point picture takes 1 s
+        quick = d.count < OVERVIEW_FROM_ITEMS and edge_points(d) < _QUICK_POINTS
+        if quick and not view.doc.busy:
             self._picture = (key, render_overview(*args))
             return self._picture[1]
         if self._pending != key:
