@@ -164,6 +164,17 @@ def test_zooming_or_panning_one_side_moves_the_other(qtbot, window, edited) -> N
     assert tab.right.viewport().rect().contains(tab.right.mapFromScene(QPointF(e.x[j], e.y[j])))
 
 
+def test_the_view_menus_zoom_acts_on_a_comparison(qtbot, window, edited) -> None:  # type: ignore[no-untyped-def]
+    tab = compare(qtbot, window, ALEXNET, edited)
+    tab.left.zoom_to(1.0)
+    window.view_do("zoom_by", 0.5)  # View > Zoom Out's call, focus on neither side
+    assert tab.left.scale_factor == pytest.approx(0.5)
+    assert tab.right.scale_factor == pytest.approx(0.5)
+    tab.right.setFocus()
+    window.view_do("zoom_to", 1.0)  # View > Actual Size
+    assert tab.left.scale_factor == pytest.approx(1.0)
+
+
 def test_two_runs_are_coloured_by_their_time_ratio(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The same graph with times of two runs: faster nodes below the middle level, slower
     above it, and a differences mode still there."""

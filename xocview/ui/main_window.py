@@ -151,7 +151,12 @@ class MainWindow(QMainWindow):
         return view.doc if view is not None else None
 
     def view_do(self, name: str, *args: object) -> None:
+        """Zoom and fit act on the current view; on a comparison, on the side last used (the
+        other side follows)."""
         view = self._view()
+        w = self.tabs.currentWidget()
+        if view is None and isinstance(w, CompareTab):
+            view = w.active_side()
         if view is not None:
             getattr(view, name)(*args)
 

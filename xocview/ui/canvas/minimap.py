@@ -21,6 +21,7 @@ from xocview.ui.canvas.drawing import Drawing, edge_points
 from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, render_overview
 from xocview.ui.canvas.style import Style, theme
+from xocview.ui.canvas.tint import Tint
 
 if TYPE_CHECKING:
     from xocview.ui.canvas.view import GraphView
@@ -55,9 +56,10 @@ class Minimap(QWidget):
         return MINIMAP_PIXELS / max(d.width, d.height, 1.0)
 
     def _key(self) -> tuple[object, ...]:
-        """What the picture shows: the drawing, the theme and the colouring."""
+        """What the picture shows: the drawing, the theme and the colouring (a comparison's
+        tint included)."""
         view = self.view
-        return (id(view.doc.drawing), view.theme_name, view.doc.heat_key)
+        return (id(view.doc.drawing), view.theme_name, view.doc.heat_key, id(view.tint()))
 
     def follow(self) -> None:
         """Show while part of the drawing is off screen, and repaint when what it shows
@@ -93,7 +95,7 @@ class Minimap(QWidget):
         key = self._key()
         if self._picture is not None and self._picture[0] == key:
             return self._picture[1]
-        args = (d, theme(view.theme_name), self._scale(), view.doc.heat())
+        args = (d, theme(view.theme_name), self._scale(), view.doc.heat(), view.tint())
         # small pictures are painted here, unless a layout runs in a worker: then every Qt
         # call of the painting waits for the interpreter, and a 4k-point picture takes 1 s
         quick = d.count < OVERVIEW_FROM_ITEMS and edge_points(d) < _QUICK_POINTS
@@ -114,8 +116,9 @@ class Minimap(QWidget):
         style: Style,
         scale: float,
         heat: HeatLevels | None,
+        tint: Tint | None,
     ) -> None:
-        image = render_overview(d, style, scale, heat)
+        image = render_overview(d, style, scale, heat, tint)
         with contextlib.suppress(RuntimeError):  # the view closed meanwhile
             self._painted.emit(key, image)
 

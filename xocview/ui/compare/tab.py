@@ -53,6 +53,10 @@ class CompareTab(QWidget):
         self.mode.currentIndexChanged.connect(self._mode_chosen)
         self._layout(old, new)
 
+    def active_side(self) -> SideView:
+        """The side that has the keyboard focus, else the old graph's."""
+        return self.right if self.right.hasFocus() else self.left
+
     def _layout(self, old: Document, new: Document) -> None:
         header = QHBoxLayout()
         for doc, side in ((old, "old"), (new, "new")):
