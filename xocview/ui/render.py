@@ -23,6 +23,9 @@ MAX_PIXELS = 16384  # longest side of a PNG; larger drawings are scaled down to 
 MAX_AREA = 64_000_000
 
 
+_PNG_QUALITY = 80  # Qt maps it to zlib level 1 (100: none, -1: the default, 6)
+
+
 def render_to_file(
     d: Drawing, path: Path, theme_name: str = "light", scale: float = 1.0
 ) -> tuple[int, int]:
@@ -48,7 +51,10 @@ def render_to_file(
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # str at run time
+        # the background is opaque: three bytes a pixel compress faster than four, and a
+        # lighter zlib level halves the time for a 64-megapixel picture (files ~10% larger)
+        opaque = image.convertToFormat(QImage.Format.Format_RGB888)
+        if not opaque.save(buffer, "PNG", _PNG_QUALITY):  # type: ignore[call-overload]
             raise FormatError(str(path), "", "cannot encode the PNG image")
         buffer.close()
         write_atomic(path, lambda f: f.write(data.data()))
