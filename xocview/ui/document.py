@@ -105,8 +105,9 @@ class Document(QObject):
         self._heat: tuple[tuple[int, str, bool, int], HeatLevels] | None = None
         self._heat_version = 0
         self.heat_log = True
-        timed = bool(np.isfinite(self.times_ms()).any())
-        self.colour_by = "time" if timed else "category"  # a profiled file opens heat-coloured
+        # a profiled file opens heat-coloured; most files store no time (no whole-graph sums)
+        timed = bool(self.time_sources()) and bool(np.isfinite(self.times_ms()).any())
+        self.colour_by = "time" if timed else "category"
 
     def _clean_changed(self, clean: bool) -> None:
         self.dirty_changed.emit(not clean)

@@ -185,6 +185,10 @@ class ProfilePanel(QWidget):
         if doc is None:
             self.summary.setText("")
             return
+        if not doc.time_sources():  # no node stores a time: nothing to add up (130k nodes)
+            self.shown = doc.shown_time_engine()
+            self.summary.setText("No times yet: Run > Run Graph (F5) measures every node.")
+            return
         graph, h = doc.graph, doc.hierarchy
         # what each node that runs took itself: leaves, and an If's or Loop's own share
         times, engine = self._times(doc)
