@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 
 from xocview.formats import load
+from xocview.formats.gc_pause import gc_paused
 from xocview.model import Hierarchy
 from xocview.ui.canvas.drawing import build_drawing
 from xocview.ui.first_view import initial_expanded
@@ -58,5 +59,6 @@ def render_file(
         }
     else:
         expanded = initial_expanded(graph, h)
-    drawing = build_drawing(graph, expanded, direction=direction)
+    with gc_paused():  # see RelayoutJob.run: a full collection mid-layout costs half a second
+        drawing = build_drawing(graph, expanded, direction=direction)
     return render_to_file(drawing, target, theme, scale)

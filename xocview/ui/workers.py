@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from xocview.errors import XocviewError, shorten_message
+from xocview.formats.gc_pause import gc_paused
 from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
@@ -72,7 +73,8 @@ class LoadJob:
                 self.progress.check()
                 hierarchy = Hierarchy.of(graph)
                 expanded = initial_expanded(graph, hierarchy)
-                drawing = build_drawing(graph, expanded, progress=self.progress)
+                with gc_paused():
+                    drawing = build_drawing(graph, expanded, progress=self.progress)
                 self.progress.check()
                 # the panels' whole-graph facts come after the first paint (Document)
                 facts: dict[str, object] = {}
@@ -122,15 +124,18 @@ class RelayoutJob(QRunnable):
     def run(self) -> None:
         generation, graph, expanded, direction, show_weights, hint = self.args
         try:
-            drawing = build_drawing(
-                graph,
-                expanded,
-                direction=direction,
-                show_weights=show_weights,
-                order_hint=hint,
-                progress=self.progress,
-                previous=self.previous,
-            )
+            # a layout makes millions of small containers that live on with the drawing: full
+            # collections over them, in the middle of it, held every thread for up to a second
+            with gc_paused():
+                drawing = build_drawing(
+                    graph,
+                    expanded,
+                    direction=direction,
+                    show_weights=show_weights,
+                    order_hint=hint,
+                    progress=self.progress,
+                    previous=self.previous,
+                )
         except Cancelled:
             return
         except Exception as e:  # a bug of ours: the old picture stays, the window lives on
