@@ -35,6 +35,12 @@ class LabelPlacer(QObject):
         """``d`` is the drawing on screen now: a placement for another one stops."""
         self._shown = id(d)
 
+    @property
+    def idle(self) -> bool:
+        """No placement under way."""
+        with self._lock:
+            return not self._busy
+
     def pause(self) -> None:
         """No drawing is waited for: a placement under way stops (``request`` starts anew)."""
         self._shown = 0
