@@ -27,9 +27,12 @@ def file_action(window, text: str) -> QAction:  # type: ignore[no-untyped-def]
     return next(a for a in menu.actions() if a.text().replace("&", "") == text)
 
 
-def import_via_menu(window, path: Path) -> None:  # type: ignore[no-untyped-def]
+def import_via_menu(qtbot, window, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The menu's import: the file is read in a worker, then stored on the GUI thread."""
     window.importer.ask = lambda parent, start: path  # the file dialog's answer
     file_action(window, "Import Times...").trigger()
+    assert not window.importer.idle  # reading, the window free meanwhile
+    qtbot.waitUntil(lambda: window.importer.idle, timeout=30000)
 
 
 def test_an_onnxruntime_profile_colours_the_graph_and_one_undo_takes_it_away(
@@ -38,7 +41,7 @@ def test_an_onnxruntime_profile_colours_the_graph_and_one_undo_takes_it_away(
     pytest.importorskip("onnxruntime")
     doc: Document = open_file(qtbot, window, SQUEEZENET).doc
     before = copy.deepcopy(doc.graph)
-    import_via_menu(window, ort_profile(SQUEEZENET, tmp_path, "basic"))
+    import_via_menu(qtbot, window, ort_profile(SQUEEZENET, tmp_path, "basic"))
     assert doc.undo_stack.count() == 1
     assert doc.undo_stack.undoText().startswith("import onnxruntime profile as ")
     assert doc.time_sources() == ["onnxruntime"] and doc.shown_time_engine() == "onnxruntime"
@@ -93,3 +96,14 @@ def test_what_cannot_be_imported_is_said_and_changes_nothing(qtbot, window, tmp_
     assert window.importer.import_file(bad) is None
     assert "bad.json: line 1 column 6: invalid JSON" in window.importer.messages[-1]
     assert doc.undo_stack.count() == 0 and doc.colour_by == "category"
+
+
+def test_a_file_that_is_no_profile_is_said_through_the_menu_too(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    doc: Document = open_file(qtbot, window, SQUEEZENET).doc
+    bad = tmp_path / "notes.json"
+    bad.write_text("[1, 2")
+    import_via_menu(qtbot, window, bad)
+    assert "notes.json" in window.importer.messages[-1]
+    assert doc.undo_stack.count() == 0

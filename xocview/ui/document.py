@@ -109,6 +109,12 @@ class Document(QObject):
         timed = bool(self.time_sources()) and bool(np.isfinite(self.times_ms()).any())
         self.colour_by = "time" if timed else "category"
 
+    @property
+    def edit_count(self) -> int:
+        """Edits applied or undone so far: work begun on the graph at one count is stale at
+        another."""
+        return self._edits
+
     def _clean_changed(self, clean: bool) -> None:
         self.dirty_changed.emit(not clean)
 

@@ -13,18 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from xocview.errors import XocviewError
 from xocview.formats.profiles import ImportedProfile, read_profile
-from xocview.model import edits
+from xocview.model import Graph, edits
 from xocview.model.analyses.metrics import metric_key, metric_mode, metric_names
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels import follow
 from xocview.ui.running import RunController
+from xocview.ui.workers import internal_error
 
 __all__ = ["AskProfile", "ProfileImporter"]
 
@@ -32,6 +33,32 @@ AskProfile = Callable[[QWidget, Path], "Path | None"]
 PROFILE_FILTER = "Profiles (*.json);;All files (*)"
 _SHOWN = 5  # unmatched names the message lists
 _LISTED = 500  # unmatched names its details list
+
+
+class _ReadSignals(QObject):
+    done = Signal(object, object)  # (path, ImportedProfile)
+    failed = Signal(object, str)  # (path, message)
+
+
+class _ReadJob(QRunnable):
+    """A profile read and matched in a worker (the graph is only read): a PyTorch trace of
+    tens of megabytes takes seconds, which the window must not wait for."""
+
+    def __init__(self, path: Path, graph: Graph) -> None:
+        super().__init__()
+        self.path, self.graph = path, graph
+        self.signals = _ReadSignals()
+
+    def run(self) -> None:
+        try:
+            result = read_profile(self.path, self.graph, None)
+        except XocviewError as e:
+            self.signals.failed.emit(self.path, str(e))
+            return
+        except Exception as e:  # a bug of ours: said, never a crash of the window
+            self.signals.failed.emit(self.path, internal_error(self.path.name, e))
+            return
+        self.signals.done.emit(self.path, result)
 
 
 def ask_profile(parent: QWidget, start: Path) -> Path | None:
@@ -52,6 +79,7 @@ class ProfileImporter(QObject):
         self.doc: Document | None = None
         self.ask: AskProfile = ask_profile
         self.messages: list[str] = []
+        self._reading: tuple[Document, int, _ReadJob] | None = None  # the read under way
         self.metric_group = QActionGroup(self)
         self.metric_group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)
 
@@ -68,7 +96,39 @@ class ProfileImporter(QObject):
         start = self.doc.path.parent if self.doc.path is not None else Path.home()
         path = self.ask(self.window, start)
         if path is not None:
-            self.import_file(path)
+            self.read_in_background(path)
+
+    @property
+    def idle(self) -> bool:
+        """No profile is being read."""
+        return self._reading is None
+
+    def read_in_background(self, path: Path) -> None:
+        """Read ``path`` in a worker, then import it as ``import_file`` does."""
+        if self.doc is None:
+            return
+        job = _ReadJob(path, self.doc.graph)
+        job.signals.done.connect(self._read)
+        job.signals.failed.connect(self._read_failed)
+        self._reading = (self.doc, self.doc.edit_count, job)
+        self.window.statusBar().showMessage(f"Reading {path.name}...")
+        QThreadPool.globalInstance().start(job)
+
+    def _read(self, path: Path, result: ImportedProfile) -> None:
+        reading, self._reading = self._reading, None
+        self.window.statusBar().clearMessage()
+        doc = self.doc
+        if reading is None or doc is None:
+            return
+        if reading[0] is not doc or reading[1] != doc.edit_count:
+            self.import_file(path)  # the graph changed meanwhile: match it as it is now
+            return
+        self._store(path, doc, result)
+
+    def _read_failed(self, path: Path, message: str) -> None:
+        self._reading = None
+        self.window.statusBar().clearMessage()
+        self._show(message, "Cannot import the profile", QMessageBox.Icon.Warning)
 
     def import_file(self, path: Path, name: str | None = None) -> ImportedProfile | None:
         """Read ``path`` onto the current graph, store its values as one undo step and colour
@@ -81,6 +141,9 @@ class ProfileImporter(QObject):
         except XocviewError as e:
             self._show(str(e), "Cannot import the profile", QMessageBox.Icon.Warning)
             return None
+        return self._store(path, doc, result)
+
+    def _store(self, path: Path, doc: Document, result: ImportedProfile) -> ImportedProfile | None:
         if not result.values:
             text = result.nothing_matched(path.name, doc.title)
             self._show(text, "Nothing imported", QMessageBox.Icon.Warning, result)
