@@ -17,6 +17,7 @@ from tests.formats.profiles.make_profiles import LIGHT, ort_profile, other_model
 from tests.ui.test_profiling import open_file
 from xocview.model.analyses.metrics import node_metric
 from xocview.model.analyses.profile import node_times_ms
+from xocview.ui.canvas.legend import legend_title
 from xocview.ui.document import Document
 
 SQUEEZENET = LIGHT / "light_squeezenet.onnx"
@@ -71,6 +72,8 @@ def test_node_data_is_a_metric_to_colour_by(qtbot, window, tmp_path: Path) -> No
     assert not menu.menuAction().isVisible()
     window.importer.import_file(data)
     assert doc.colour_by == "metric:errors" and doc.undo_stack.count() == 1
+    heat = doc.heat()
+    assert heat is not None and legend_title(heat, doc.colour_by) == "errors per node (log)"
     assert np.array_equal(
         doc.node_values(), node_metric(doc.graph, "errors", doc.hierarchy), equal_nan=True
     )

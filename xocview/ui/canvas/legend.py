@@ -7,6 +7,7 @@ import math
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
 
+from xocview.model.analyses.metrics import METRIC_MODE
 from xocview.model.analyses.profile import format_ms
 from xocview.ui.canvas.heat import LEVELS, HeatLevels, heat_colour
 from xocview.ui.canvas.style import Style
@@ -38,6 +39,8 @@ def legend_title(heat: HeatLevels, mode: str) -> str:
     and the scale."""
     source = f" from {heat.source}" if heat.source else ""
     scale = "log" if heat.log else "linear"
+    if mode.startswith(METRIC_MODE):  # an imported metric: performance.<name>
+        return f"{mode[len(METRIC_MODE) :]} per node{source} ({scale})"
     return f"{LEGEND_TITLES.get(mode, mode)}{source} ({scale})"
 
 
