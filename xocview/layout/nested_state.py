@@ -66,6 +66,14 @@ class Snapshot:
     frame_up: np.ndarray  # per frame key: its parent level (-2 when not drawn)
     frame_box: np.ndarray  # per frame key: title width, band, header width
     edge_key: np.ndarray | None  # per edge: unique key, None when keys cannot tell edges apart
+    _order: np.ndarray | None = field(default=None, repr=False)
+
+    def edge_order(self) -> np.ndarray:
+        """The edges in the order of their keys, sorted once (the next layout asks)."""
+        if self._order is None:
+            assert self.edge_key is not None
+            self._order = np.argsort(self.edge_key, kind="stable")
+        return self._order
 
     def compatible(self, other: Snapshot) -> bool:
         return (
@@ -149,7 +157,7 @@ def changes(
         dirty[lv[lv >= 0]] = True
 
     old_keys = before.edge_key
-    order = np.argsort(old_keys, kind="stable")
+    order = before.edge_order()
     pos = np.searchsorted(old_keys, now.edge_key, sorter=order)
     pos = np.minimum(pos, max(len(old_keys) - 1, 0))
     found = old_keys[order[pos]] == now.edge_key if len(old_keys) else np.zeros(len(uu), dtype=bool)

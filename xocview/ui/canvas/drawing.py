@@ -181,7 +181,7 @@ def build_drawing(
     member = np.array([slot.get(int(f), -1) for f in vis.frame_of_item.tolist()], dtype=np.int64)
     parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
     owner = np.maximum(vis.item_of_node[vis.frames], -1).astype(np.int64)
-    frame_titles = [_frame_title(graph, g) for g in frames]
+    frame_titles = boxes.frame_titles(frames)
     member, parent, owner, frames, frame_titles = _branches(
         graph, vis, member, parent, owner, frames, frame_titles
     )
@@ -290,12 +290,12 @@ def _boxes_of(lines: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _frame_depths(parent: np.ndarray) -> np.ndarray:
+    """How many frames hold each frame (parents form a forest)."""
     depth = np.zeros(len(parent), dtype=np.int64)
-    for k in range(len(parent)):
-        p = int(parent[k])
-        while p >= 0:
-            depth[k] += 1
-            p = int(parent[p])
+    at = parent.astype(np.int64, copy=True)
+    while (live := at >= 0).any():
+        depth[live] += 1
+        at[live] = parent[at[live]]
     return depth
 
 
@@ -396,7 +396,10 @@ def _fold_constants(
 ) -> tuple[VisibleGraph, np.ndarray]:
     """``vis`` without the boxes of constant-making nodes that read only weights, and which
     tensors are folded (weights, and what those nodes make); their edges go with them."""
-    node_folded, folded = folded_constants(graph, is_group)
+    found = graph.index.derived.get("drawing.folded")  # one answer per graph state
+    if not isinstance(found, tuple):
+        found = graph.index.derived["drawing.folded"] = folded_constants(graph, is_group)
+    node_folded, folded = found
     drop = np.zeros(vis.num_items, dtype=bool)
     drop[: len(vis.node_items)] = node_folded[vis.node_items]
     if not drop.any():
@@ -448,6 +451,7 @@ class _BoxTexts:
         self._closed: dict[int, _Box] = {}
         self._tensors: dict[int, _Box] = {}
         self._labels: dict[int, str] = {}
+        self._titles: dict[int, str] = {}
 
     @staticmethod
     def of(
@@ -485,6 +489,16 @@ class _BoxTexts:
                 title, detail = elide(ten.id), elide(shape_text(ten))
                 e = table[t] = (title, detail, ten.kind, (), *_size(title, detail, (), KIND_TENSOR))
             out.append(e)
+        return out
+
+    def frame_titles(self, frames: list[int]) -> list[str]:
+        table = self._titles
+        out = []
+        for g in frames:
+            text = table.get(g)
+            if text is None:
+                text = table[g] = _frame_title(self.graph, g)
+            out.append(text)
         return out
 
     def edge_labels(self, tensors: np.ndarray) -> list[str]:
