@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import pytest
 
+from tests.cli.running import run
 from tests.conftest import REPO, SHARED, corpus_path
 from xocview import __version__
 from xocview.formats import load
@@ -25,16 +26,6 @@ SIMPLE = "sample_graphs/simple_model.json"
 FIVE_FAULTS = "sample_graphs/broken/five_faults.json"
 MISSING = "sample_graphs/no_such_file.json"
 NOT_A_GRAPH = "sample_graphs/broken/not_a_graph.json"
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xocview", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def section(lines: list[str], title: str) -> list[list[str]]:

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, corpus_path
+from tests.cli.running import run
+from tests.conftest import corpus_path
 from tests.model.analyses.onnx_edits import EDITS, LIGHT_MODELS, edited_copy, light
 from xocview.formats import load
 
 pytestmark = pytest.mark.skipif(not LIGHT_MODELS, reason="the onnx package ships no light models")
 
 ALEXNET = light("bvlc_alexnet")
-
-
-def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xocview", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-    )
 
 
 @pytest.fixture(scope="module")

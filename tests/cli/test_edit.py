@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.running import run
 from tests.conftest import REPO
 from xocview.formats import load
 from xocview.model import edits as E
 
 TINY = "sample_graphs/tiny_transformer.json"
 SIMPLE = "sample_graphs/simple_model.json"
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xocview", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def test_a_chain_of_edits_gives_the_expected_file(tmp_path: Path) -> None:

@@ -4,28 +4,17 @@ edits are in it, and what it could not keep is printed as notes."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import onnx
 import pytest
 
+from tests.cli.running import run
 from tests.conftest import REPO
 from tests.formats.onnx.running import LIGHT, assert_same_outputs
 from xocview.formats import load
 
 SQUEEZENET = LIGHT / "light_squeezenet.onnx"
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xocview", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=180,
-    )
 
 
 @pytest.fixture

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 
+from tests.cli.running import run as xocview
 from tests.conftest import REPO, corpus_path
 from tests.executor.big_graphs import lightnet_file
 from xocview.formats import load
 from xocview.model.analyses.profile import node_times_ms
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-
-
-def xocview(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xocview", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=600,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in LIGHT.glob("*.onnx")))

@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
 from tests.model.analyses.onnx_edits import EDITS, LIGHT_MODELS, edited_copy, light
+from tests.ui.test_viewer import open_file
 from xocview.formats import load
 from xocview.formats.registry import save
 from xocview.model.analyses.diff import ADDED, CHANGED, NODE_CHANGED, NODE_REMOVED, REMOVED, SAME
@@ -22,15 +23,6 @@ from xocview.ui.compare.colours import DIFFERENCES, RATIO
 pytestmark = pytest.mark.skipif(not LIGHT_MODELS, reason="the onnx package ships no light models")
 
 ALEXNET = light("bvlc_alexnet")
-
-
-def open_file(qtbot, window, path: Path) -> GraphView:  # type: ignore[no-untyped-def]
-    before = window.tabs.count()
-    window.open_path(path)
-    qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=20000)
-    view = window.tabs.currentWidget()
-    assert isinstance(view, GraphView)
-    return view
 
 
 def compare(qtbot, window, old: Path, new: Path) -> CompareTab:  # type: ignore[no-untyped-def]

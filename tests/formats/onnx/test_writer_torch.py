@@ -3,8 +3,6 @@ onnxruntime gives the export's own outputs. Both exporters where onnxscript is i
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 import warnings
 from pathlib import Path
@@ -16,9 +14,16 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is in the bench extra, not in make test")
 pytest.importorskip("onnxruntime", reason="onnxruntime is the yardstick")
 
+from tests.executor.test_torch_control_flow import CondNet, LoopNet  # noqa: E402
 from tests.formats.onnx.running import assert_same_outputs  # noqa: E402
 from xocview.formats import load, save  # noqa: E402
 from xocview.model import Graph, Hierarchy  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "perf"))
+try:
+    import torch_exports  # tests/perf/: the benchmark's exports and its quiet export
+finally:
+    sys.path.pop(0)
 
 EXPORTERS = ["ts", "dynamo"]
 
@@ -43,54 +48,15 @@ class Stack(torch.nn.Module):
         return self.drop(self.second(self.first(x)))
 
 
-class LoopNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
-        h = x
-        for _ in range(n):
-            h = torch.tanh(self.lin(h)) + h * 0.5
-            if h.sum() > 4:
-                h = h / 2
-        return h
-
-
-class CondNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = torch.nn.Linear(8, 8)
-        self.b = torch.nn.Linear(8, 8)
-
-    def forward(self, x: Any) -> Any:
-        return torch.cond(
-            x.sum() > 0, lambda x: self.a(x).relu(), lambda x: self.b(x).sigmoid(), (x,)
-        )
-
-
 def export(model: Any, args: tuple[Any, ...], path: Path, exporter: str, **options: Any) -> Path:
     """A quiet export with seeded random weights; dynamo needs onnxscript (skip without)."""
     if exporter == "dynamo":
         pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript")
     torch.manual_seed(0)
-    for p in model.parameters():
-        torch.nn.init.normal_(p, std=0.5)
-    with (
-        torch.no_grad(),
-        warnings.catch_warnings(),
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-    ):
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            model.eval(),
-            args,
-            str(path),
-            dynamo=exporter == "dynamo",
-            opset_version=17 if exporter == "ts" else 18,
-            **options,
-        )
+    with torch.no_grad():
+        for p in model.parameters():
+            torch.nn.init.normal_(p, std=0.5)
+    torch_exports.quiet_export(model.eval(), args, path, exporter, **options)
     return path
 
 
@@ -170,11 +136,6 @@ def test_a_transformer_export_round_trips(exporter: str, tmp_path: Path) -> None
     pytest.importorskip("transformers", reason="transformers is in the bench extra")
     if exporter == "dynamo":
         pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "perf"))
-    try:
-        import torch_exports
-    finally:
-        sys.path.pop(0)
     made = torch_exports.export_one("bert", 1, exporter, tmp_path)
     if made.path is None:
         pytest.skip(f"the {exporter} exporter failed here: {made.error}")

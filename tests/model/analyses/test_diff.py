@@ -419,15 +419,19 @@ def test_bypassing_any_node_is_one_finding(g: Graph, data: st.DataObject) -> Non
 # -- what a side-by-side view colours by -------------------------------------------------------
 
 
+def _in_a_block(g: Graph) -> Graph:
+    """``g`` with its nodes b and c in a group "blk" (appended last)."""
+    for n in g.nodes:
+        if n.id in ("b", "c"):
+            n.metadata["parent_id"] = "blk"
+    g.nodes.append(Node("blk", "Block", [], [], {}, {"children_ids": ["b", "c"]}))
+    g.invalidate()
+    return g
+
+
 def test_a_group_holding_a_difference_shows_changed() -> None:
     def grouped(*lines: str) -> Graph:
-        g = chain(*lines)
-        for n in g.nodes:
-            if n.id in ("b", "c"):
-                n.metadata["parent_id"] = "blk"
-        g.nodes.append(Node("blk", "Block", [], [], {}, {"children_ids": ["b", "c"]}))
-        g.invalidate()
-        return g
+        return _in_a_block(chain(*lines))
 
     old = grouped(*CHAIN)
     new = grouped(
@@ -441,13 +445,8 @@ def test_a_group_holding_a_difference_shows_changed() -> None:
 
 def test_time_ratios_of_two_runs_per_node_and_per_group() -> None:
     def timed(times: dict[str, float]) -> Graph:
-        g = chain(meta={k: {"performance": {"time": {"cpu": v}}} for k, v in times.items()})
-        for n in g.nodes:
-            if n.id in ("b", "c"):
-                n.metadata["parent_id"] = "blk"
-        g.nodes.append(Node("blk", "Block", [], [], {}, {"children_ids": ["b", "c"]}))
-        g.invalidate()
-        return g
+        meta = {k: {"performance": {"time": {"cpu": v}}} for k, v in times.items()}
+        return _in_a_block(chain(meta=meta))
 
     old = timed({"a": 1.0, "b": 2.0, "c": 2.0, "d": 4.0})
     new = timed({"a": 2.0, "b": 1.0, "c": 5.0})  # d has no time in the new run

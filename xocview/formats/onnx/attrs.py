@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "GRAPH_TYPES",
     "MAX_TENSOR_VALUES",
     "attribute_value",
+    "bodies",
     "node_attributes",
     "tensor_summary",
 ]
@@ -163,3 +165,13 @@ def node_attributes(
     if extra:
         metadata["attributes"] = expand_dotted_if_possible(extra)
     return schema, subgraphs, has_graphs
+
+
+def bodies(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    """The graphs a node's attributes hold (an If's branches, a Loop's or Scan's body), in
+    attribute order."""
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            yield attr.g
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            yield from attr.graphs

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import onnx
 
+from xocview.formats.onnx.attrs import bodies
 from xocview.formats.onnx.types import weightless_copy
 
 __all__ = ["replace_stale_types"]
@@ -54,12 +55,8 @@ def _graphs(g: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """A graph and every body inside it."""
     yield g
     for node in g.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    yield from _graphs(sub)
+        for sub in bodies(node):
+            yield from _graphs(sub)
 
 
 def _known(tp: onnx.TypeProto) -> bool:

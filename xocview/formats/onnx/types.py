@@ -8,6 +8,7 @@ from typing import Any
 
 import onnx
 
+from xocview.formats.onnx.attrs import bodies
 from xocview.formats.onnx.text import text
 from xocview.model import Tensor
 from xocview.model.dtypes import dtype_by_onnx_code
@@ -119,14 +120,9 @@ def _collect(g: onnx.GraphProto, out: dict[str, bytes], nested: bool = True) -> 
         for node in g.node:
             if not node.attribute:
                 continue
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    _collect(attr.g, out)
-                    found = True
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for sub in attr.graphs:
-                        _collect(sub, out)
-                    found = True
+            for sub in bodies(node):
+                _collect(sub, out)
+                found = True
     return found
 
 
