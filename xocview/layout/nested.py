@@ -27,7 +27,18 @@ import numpy as np
 
 from xocview.layout.memo import LayoutMemo, hint_ranks, problem_key
 from xocview.layout.nested_edges import Level, Stale, join, plan
-from xocview.layout.nested_state import NestedState, NestKeys, Snapshot, changes, edge_keys
+from xocview.layout.nested_frames import (
+    BELOW_HEAD,
+    FRAME_PAD,
+    HEAD_GAP,
+    TITLE_BAND,
+    Placed,
+    depths,
+    frame_box,
+    gather,
+    place,
+)
+from xocview.layout.nested_state import NestedState, NestKeys, changes, snapshot, totals
 from xocview.layout.pipeline import LayoutResult, layout
 from xocview.layout.polylines import Polylines, gather_index
 
@@ -36,10 +47,6 @@ __all__ = ["FRAME_PAD", "MEMO", "TITLE_BAND", "NestKeys", "NestedState", "nested
 MEMO = LayoutMemo()  # every group's layout, by its problem: shared by all drawings
 
 _I = np.int64
-FRAME_PAD = 14.0  # between a frame's border and its content (sides and bottom)
-TITLE_BAND = 22.0  # the band for a frame's title, above its content
-_HEAD_GAP = 12.0  # between a frame's title and its header box
-_BELOW_HEAD = 28.0  # between a header box and the frame's content: its edges show
 
 
 def nested_layout(
@@ -108,7 +115,7 @@ def nested_layout(
     level_of_slot = np.append(fk, root)  # a group slot's level; slot c_count is the top
     up[fk] = level_of_slot[slot_up[:c_count]]
     depth = np.zeros(fs + 1, dtype=_I)
-    depth[fk] = _depths(slot_up, c_count)[:c_count]
+    depth[fk] = depths(slot_up, c_count)[:c_count]
     item_level = level_of_slot[np.where(member >= 0, member, c_count)]
     unit = ik.copy()
     owned = np.flatnonzero(owner >= 0)
@@ -117,11 +124,11 @@ def nested_layout(
 
     # per frame: the band across its top, the header box's width as seen, the title's width
     band_s = np.full(c_count, TITLE_BAND)
-    band_s[owned] = (w if lr else h)[owner[owned]] + 8.0 + _BELOW_HEAD
+    band_s[owned] = (w if lr else h)[owner[owned]] + 8.0 + BELOW_HEAD
     head_s = np.zeros(c_count)
     head_s[owned] = (h if lr else w)[owner[owned]]
-    now = _snapshot(keys, item_level, unit, w, h, up, band_s, head_s, tw, src, dst, lr)
-    now.settings = (direction, float(node_sep), float(rank_sep), wrap)
+    settings = (direction, float(node_sep), float(rank_sep), wrap)
+    now = snapshot(settings, keys, item_level, unit, w, h, up, band_s, head_s, tw, src, dst)
     uu, vv = unit[src], unit[dst]
     if previous is not None and now.compatible(previous.now):
         ch = changes(previous, now, up, depth, uu, vv, ik[src], ik[dst])
@@ -163,7 +170,6 @@ def nested_layout(
 
     # lay out the deepest groups first: a group's box is the size of its own layout
     box = previous.box.copy() if previous is not None else np.zeros((fs + 1, 4))
-    results: dict[int, LayoutResult] = {}
     hints = _hints(order_hint, n, member, parent, c_count)
     hint_item = np.full(ks, np.nan)
     hint_frame = np.full(fs + 1, np.nan)
@@ -216,48 +222,21 @@ def nested_layout(
                 wrap=wrap,
             ),
         )
-        results[lvl] = res
-        lv.rel = (
-            units[is_group] - ks,
-            res.x[is_group],
-            res.y[is_group],
-            units[is_item],
-            res.x[is_item],
-            res.y[is_item],
-            res.rank[is_item],
-        )
-        if lvl == root:
-            continue
-        tw_l, band_l, head_l, header = now.frame_box[lvl]
-        seen = max(float(tw_l), float(head_l))  # what the title and header need
-        if not lr and header:  # the header stands right of the title
-            seen = float(tw_l + _HEAD_GAP + head_l)
-        if lr:  # laid out top-down, seen turned: the band runs along the layout's left
-            inner = max(res.height, seen)
-            box[lvl] = (band_l + res.width + FRAME_PAD, inner + 2 * FRAME_PAD, band_l,
-                        FRAME_PAD + (inner - res.height) / 2)  # fmt: skip
-        else:
-            inner = max(res.width, seen)
-            box[lvl] = (inner + 2 * FRAME_PAD, band_l + res.height + FRAME_PAD,
-                        FRAME_PAD + (inner - res.width) / 2, band_l)  # fmt: skip
-    for lvl in present.tolist():
-        if not dirty[lvl]:
-            assert previous is not None
-            results[lvl] = previous.results[lvl]
+        lv.result, lv.placed = res, Placed.of(units, res, ks)
+        if lvl != root:
+            tw_l, band_l, head_l, header = now.frame_box[lvl].tolist()
+            box[lvl] = frame_box(res, tw_l, band_l, head_l, bool(header), lr)
 
-    origin, left, top = _placed(levels, present, depth, box, root)
+    placed = [levels[lvl].placed for lvl in present.tolist()]
+    g = gather(present.tolist(), (p for p in placed if p is not None))
+    origin, left, top = place(g, depth, box)
     box_w, box_h = box[:, 0], box[:, 1]
     x_key = np.zeros(ks)
     y_key = np.zeros(ks)
     rank_key = np.zeros(ks, dtype=_I)
-    parts = [levels[lvl].rel for lvl in present.tolist()]
-    counts = [len(p[3]) for p in parts]  # type: ignore[index]
-    if parts:
-        at = np.repeat(present, counts)
-        item_keys = np.concatenate([p[3] for p in parts])  # type: ignore[index]
-        x_key[item_keys] = origin[at, 0] + np.concatenate([p[4] for p in parts])  # type: ignore[index]
-        y_key[item_keys] = origin[at, 1] + np.concatenate([p[5] for p in parts])  # type: ignore[index]
-        rank_key[item_keys] = np.concatenate([p[6] for p in parts])  # type: ignore[index]
+    x_key[g.items] = origin[g.item_level, 0] + g.ix
+    y_key[g.items] = origin[g.item_level, 1] + g.iy
+    rank_key[g.items] = g.rank
     x, y, rank = x_key[ik], y_key[ik], rank_key[ik]
     heads_at = fk[owned]
     along = 4.0 + (w if lr else h)[owner[owned]] / 2  # the header's centre, into the band
@@ -265,7 +244,7 @@ def nested_layout(
         x[owner[owned]] = left[heads_at] + along
         y[owner[owned]] = top[heads_at] + box_h[heads_at] / 2
     else:
-        x[owner[owned]] = left[heads_at] + FRAME_PAD + tw[owned] + _HEAD_GAP + head_s[owned] / 2
+        x[owner[owned]] = left[heads_at] + FRAME_PAD + tw[owned] + HEAD_GAP + head_s[owned] / 2
         y[owner[owned]] = top[heads_at] + along
     # what an entering edge must not cross in each frame's top band: the title (and the
     # header box after it); TB only, since across the band is not on the entering side
@@ -290,7 +269,7 @@ def nested_layout(
         if pieces:
             across = [lvl for lvl, _, side in pieces if side == 0]
             lca[e] = across[0] if across else pieces[0][0]
-            line = join(pieces, results, origin, top, box_h, head_span, left, box_w)
+            line = join(pieces, levels, origin, top, box_h, head_span, left, box_w)
         else:  # between a group's header and its own members: straight down
             lca[e] = -1
             s_item, d_item = int(src[e]), int(dst[e])
@@ -327,12 +306,11 @@ def nested_layout(
         plan_levels[gather_index(plan_ptr[redo], piece_counts[redo])] = np.fromiter(
             (lvl for e in redo.tolist() for lvl, _, _ in plans[e]), dtype=_I
         )
-    crossings, timings = _totals(previous, results, dirty, present)
+    crossings, timings = totals(previous, levels, todo)
     state = NestedState(
         now=now,
         up=up,
         levels=levels,
-        results=results,
         plans=plans,
         plan_ptr=plan_ptr,
         plan_levels=plan_levels,
@@ -347,8 +325,9 @@ def nested_layout(
         levels[lvl].frozen = True
     l_, t_ = left[fk], top[fk]
     r_, b_ = l_ + box_w[fk], t_ + box_h[fk]
-    width = results[root].width
-    height = results[root].height
+    top_layout = levels[root].result
+    assert top_layout is not None
+    width, height = top_layout.width, top_layout.height
     if lr:
         x, y = y, x
         lines = lines.turned()
@@ -362,113 +341,6 @@ def nested_layout(
     out.outlines = list(corners)
     out.state = state  # type: ignore[attr-defined]
     return out
-
-
-def _snapshot(
-    keys: NestKeys,
-    item_level: np.ndarray,
-    unit: np.ndarray,
-    w: np.ndarray,
-    h: np.ndarray,
-    up: np.ndarray,
-    band: np.ndarray,
-    head: np.ndarray,
-    tw: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-    lr: bool,
-) -> Snapshot:
-    ks, fs = keys.item_space, keys.frame_space
-    ik, fk = keys.item, keys.frame
-    level = np.full(ks, -2, dtype=_I)
-    level[ik] = item_level
-    unit_k = np.full(ks, -1, dtype=_I)
-    unit_k[ik] = unit
-    w_k = np.zeros(ks)
-    w_k[ik] = w
-    h_k = np.zeros(ks)
-    h_k[ik] = h
-    frame_up = np.full(fs + 1, -2, dtype=_I)
-    frame_up[fk] = up[fk]
-    frame_box = np.zeros((fs + 1, 4))
-    frame_box[fk, 0] = tw
-    frame_box[fk, 1] = band
-    frame_box[fk, 2] = head
-    frame_box[fk, 3] = head > 0
-    return Snapshot(
-        (), ks, fs, level, unit_k, w_k, h_k, frame_up, frame_box, edge_keys(ik[src], ik[dst], ks)
-    )
-
-
-def _placed(
-    levels: dict[int, Level], present: np.ndarray, depth: np.ndarray, box: np.ndarray, root: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each level's content origin, and each group box's left and top, placed top-down."""
-    origin = np.zeros((len(box), 2))
-    left = np.zeros(len(box))
-    top = np.zeros(len(box))
-    parts = [levels[lvl].rel for lvl in present.tolist()]
-    counts = [len(p[0]) for p in parts]  # type: ignore[index]
-    if not sum(counts):
-        return origin, left, top
-    holder = np.repeat(present, counts)
-    frame = np.concatenate([p[0] for p in parts])  # type: ignore[index]
-    gx = np.concatenate([p[1] for p in parts])  # type: ignore[index]
-    gy = np.concatenate([p[2] for p in parts])  # type: ignore[index]
-    d = depth[frame]
-    for level_depth in np.unique(d).tolist():  # parents before children
-        sel = d == level_depth
-        f, par = frame[sel], holder[sel]
-        left[f] = origin[par, 0] + gx[sel] - box[f, 0] / 2
-        top[f] = origin[par, 1] + gy[sel] - box[f, 1] / 2
-        origin[f, 0] = left[f] + box[f, 2]
-        origin[f, 1] = top[f] + box[f, 3]
-    return origin, left, top
-
-
-def _totals(
-    previous: NestedState | None,
-    results: dict[int, LayoutResult],
-    dirty: np.ndarray,
-    present: np.ndarray,
-) -> tuple[int, dict[str, float]]:
-    """Crossings and phase times over every level: the previous totals, less what was laid
-    out again or went, plus the new levels'."""
-    if previous is None:
-        crossings = sum(r.crossings for r in results.values())
-        timings: dict[str, float] = {}
-        for r in results.values():
-            for phase, t in r.timings.items():
-                timings[phase] = timings.get(phase, 0.0) + t
-        return crossings, timings
-    crossings = previous.crossings
-    timings = dict(previous.timings)
-    kept = set(present[~dirty[present]].tolist())
-    for lvl, r in previous.results.items():
-        if lvl not in kept:
-            crossings -= r.crossings
-            for phase, t in r.timings.items():
-                timings[phase] = timings.get(phase, 0.0) - t
-    for lvl, r in results.items():
-        if lvl not in kept:
-            crossings += r.crossings
-            for phase, t in r.timings.items():
-                timings[phase] = timings.get(phase, 0.0) + t
-    return crossings, timings
-
-
-def _depths(up: np.ndarray, root: int) -> np.ndarray:
-    """Nesting depth of every level (the root 0); a cycle in ``parent`` raises ValueError."""
-    depth = np.zeros(len(up), dtype=_I)
-    at = up.copy()  # each level's ancestor, one step further up per round
-    at[root] = -1
-    for _ in range(len(up)):
-        live = np.flatnonzero(at >= 0)
-        if not len(live):
-            return depth
-        depth[live] += 1
-        at[live] = up[at[live]]
-    raise ValueError("group parents form a cycle")
 
 
 def _hints(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from xocview.layout.nested_frames import Placed
 from xocview.layout.pipeline import LayoutResult
 
 __all__ = ["Level", "Stale", "join", "path_levels", "plan"]
@@ -33,8 +34,8 @@ class Level:
     dst: list[int] = field(default_factory=list)
     pieces: dict[tuple[int, int, int], int] = field(default_factory=dict)  # -> local edge
     frozen: bool = False  # kept from a previous layout: nothing may be added
-    # where its sub-groups and items sit in its layout, once laid out (see nested._placed)
-    rel: tuple[np.ndarray, ...] | None = field(default=None, repr=False)
+    result: LayoutResult | None = field(default=None, repr=False)  # its layout, once made
+    placed: Placed | None = field(default=None, repr=False)  # where its units sit in it
 
     def node(self, kind: str, key: int) -> int:
         k = self.local.get((kind, key))
@@ -137,7 +138,7 @@ def path_levels(
 
 def join(
     plan: list[tuple[int, int, int]],
-    results: dict[int, LayoutResult],
+    levels: dict[int, Level],
     origin: np.ndarray,
     top: np.ndarray,
     box_h: np.ndarray,
@@ -150,10 +151,10 @@ def join(
     entry that would cross a header box comes in beside it and turns under it."""
     if len(plan) == 1 and plan[0][2] == 0:  # one piece within one level: moved there
         lvl, e, _ = plan[0]
-        return results[lvl].points[e] + origin[lvl]
+        return _points(levels[lvl], e) + origin[lvl]
     parts = []
     for lvl, e, side in plan:
-        pts = results[lvl].points[e] + origin[lvl]
+        pts = _points(levels[lvl], e) + origin[lvl]
         if side < 0:
             pts = np.vstack([pts, [pts[-1, 0], top[lvl] + box_h[lvl]]])
         elif side > 0:
@@ -200,6 +201,11 @@ def join(
             else:
                 cur[-1] = entry
     return np.vstack([parts[0]] + [p[1:] for p in parts[1:]])
+
+
+def _points(lv: Level, e: int) -> np.ndarray:
+    assert lv.result is not None, "a level is laid out before its edges are joined"
+    return lv.result.points[e]
 
 
 def _beside(left: float, width: float, toward: float) -> float:

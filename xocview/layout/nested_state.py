@@ -18,7 +18,16 @@ from xocview.layout.nested_edges import Level, path_levels
 from xocview.layout.pipeline import LayoutResult
 from xocview.layout.polylines import Polylines
 
-__all__ = ["Changes", "NestKeys", "NestedState", "Snapshot", "changes", "edge_keys"]
+__all__ = [
+    "Changes",
+    "NestKeys",
+    "NestedState",
+    "Snapshot",
+    "changes",
+    "edge_keys",
+    "snapshot",
+    "totals",
+]
 
 _I = np.int64
 _MAX_PARALLEL = 64  # edges between one pair of items that keys tell apart
@@ -91,8 +100,7 @@ class NestedState:
 
     now: Snapshot
     up: np.ndarray  # per level: its parent level
-    levels: dict[int, Level]
-    results: dict[int, LayoutResult]
+    levels: dict[int, Level]  # each with its layout (``result``)
     plans: list[list[tuple[int, int, int]]]
     plan_ptr: np.ndarray  # the levels of edge e's pieces: plan_levels[plan_ptr[e]:plan_ptr[e+1]]
     plan_levels: np.ndarray
@@ -186,3 +194,70 @@ def changes(
     replan = fresh.copy()
     replan[keep] = touches[previous_edge[keep]]
     return Changes(dirty, replan, previous_edge)
+
+
+def snapshot(
+    settings: tuple[object, ...],
+    keys: NestKeys,
+    item_level: np.ndarray,
+    unit: np.ndarray,
+    w: np.ndarray,
+    h: np.ndarray,
+    up: np.ndarray,
+    band: np.ndarray,
+    head: np.ndarray,
+    tw: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+) -> Snapshot:
+    """The layout's inputs, arranged by key (per item: level, unit, size; per frame: parent,
+    title width, band, header width)."""
+    ks, fs = keys.item_space, keys.frame_space
+    ik, fk = keys.item, keys.frame
+    level = np.full(ks, -2, dtype=_I)
+    level[ik] = item_level
+    unit_k = np.full(ks, -1, dtype=_I)
+    unit_k[ik] = unit
+    w_k = np.zeros(ks)
+    w_k[ik] = w
+    h_k = np.zeros(ks)
+    h_k[ik] = h
+    frame_up = np.full(fs + 1, -2, dtype=_I)
+    frame_up[fk] = up[fk]
+    frame_box = np.zeros((fs + 1, 4))
+    frame_box[fk, 0] = tw
+    frame_box[fk, 1] = band
+    frame_box[fk, 2] = head
+    frame_box[fk, 3] = head > 0
+    return Snapshot(
+        settings, ks, fs, level, unit_k, w_k, h_k, frame_up, frame_box,
+        edge_keys(ik[src], ik[dst], ks),
+    )  # fmt: skip
+
+
+def totals(
+    previous: NestedState | None, levels: dict[int, Level], made: list[int]
+) -> tuple[int, dict[str, float]]:
+    """Crossings and phase times over every level: the previous totals, less the levels laid
+    out again (``made``) or gone, plus the ``made`` ones."""
+    crossings = 0
+    timings: dict[str, float] = {}
+
+    def add(result: LayoutResult | None, sign: int) -> None:
+        nonlocal crossings
+        assert result is not None
+        crossings += sign * result.crossings
+        for phase, t in result.timings.items():
+            timings[phase] = timings.get(phase, 0.0) + sign * t
+
+    if previous is None:
+        for lv in levels.values():
+            add(lv.result, 1)
+        return crossings, timings
+    crossings, timings = previous.crossings, dict(previous.timings)
+    for lvl, lv in previous.levels.items():
+        if levels.get(lvl) is not lv:  # laid out again, or gone
+            add(lv.result, -1)
+    for lvl in made:
+        add(levels[lvl].result, 1)
+    return crossings, timings
