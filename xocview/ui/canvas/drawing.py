@@ -16,14 +16,31 @@ from xocview.layout.nested import NestedState, NestKeys, nested_layout
 from xocview.layout.polylines import Polylines
 from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
-from xocview.model.analyses.opdoc import node_doc, roles
-from xocview.model.analyses.summary import shape_text
-from xocview.model.boxes import CONSTANT_OPS, folded_constants
+from xocview.model.boxes import CONSTANT_OPS
+from xocview.ui.canvas.box_texts import (
+    BADGE,
+    CHAR_W,
+    ELLIPSIS,
+    KIND_GROUP,
+    KIND_NODE,
+    KIND_TENSOR,
+    LABEL_CHARS,
+    ROW_H,
+    BoxTexts,
+    elide,
+    weight_rows,
+)
+from xocview.ui.canvas.visible_items import branch_frames, fold_constants, place_body_inputs
 
 __all__ = [
     "BADGE",
     "CONSTANT_OPS",
+    "ELLIPSIS",
+    "KIND_GROUP",
+    "KIND_NODE",
+    "KIND_TENSOR",
     "LABEL_CHARS",
+    "ROW_H",
     "Drawing",
     "build_drawing",
     "edge_points",
@@ -31,23 +48,6 @@ __all__ = [
     "weight_rows",
 ]
 
-CHAR_W = 8.6  # a bold title character at the base font size (ONNX op names: mean 8.5)
-NODE_H = 34.0
-NODE_H_DETAIL = 46.0
-TENSOR_H = 24.0
-TENSOR_H_DETAIL = 34.0
-MIN_W = 72.0
-ROW_H = 15.0  # one folded weight's row (role and shape) below a node's title and detail
-ROW_CHAR_W = 6.4  # average width of a row character (the detail font)
-PAD = 20.0
-BADGE = 16.0  # the margin a closed group's "+" badge takes, on each side to keep titles centred
-FRAME_TITLE = 16.0
-# Labels longer than this are cut with an ellipsis before boxes are sized: a file may name a
-# node with a million characters, and its box must still be a box (the Inspector shows more).
-LABEL_CHARS = 48
-ELLIPSIS = "\u2026"
-
-KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 # A drawing taller than this many times its width is wrapped into columns, brought near
 # WRAP_TARGET (height / width) so that a long chain fills a window instead of a strip.
 WRAP_ASPECT = 2.5
@@ -152,12 +152,12 @@ def build_drawing(
     open_at = [p for p in map(where.get, opened) if p is not None]
     closed[np.asarray(open_at, dtype=np.int64)] = False
     folded = np.zeros(len(graph.tensors), dtype=bool)
-    vis = _place_body_inputs(graph, vis)
+    vis = place_body_inputs(graph, vis)
     if not show_weights:
-        vis, folded = _fold_constants(graph, vis, h.is_group)
+        vis, folded = fold_constants(graph, vis, h.is_group)
     nn, nt = len(vis.node_items), len(vis.tensor_items)
     n = nn + nt
-    boxes = _BoxTexts.of(graph, categories, details, show_weights, folded)
+    boxes = BoxTexts.of(graph, categories, details, show_weights, folded)
     entries = boxes.nodes(vis.node_items, closed) + boxes.tensors(vis.tensor_items)
     title = [e[0] for e in entries]
     detail = [e[1] for e in entries]
@@ -182,7 +182,7 @@ def build_drawing(
     parent = np.array([slot.get(int(h.parent[g]), -1) for g in frames], dtype=np.int64)
     owner = np.maximum(vis.item_of_node[vis.frames], -1).astype(np.int64)
     frame_titles = boxes.frame_titles(frames)
-    member, parent, owner, frames, frame_titles = _branches(
+    member, parent, owner, frames, frame_titles = branch_frames(
         graph, vis, member, parent, owner, frames, frame_titles
     )
     title_w = np.array([len(t) * CHAR_W * 0.85 + 24.0 for t in frame_titles])
@@ -297,294 +297,3 @@ def _frame_depths(parent: np.ndarray) -> np.ndarray:
         depth[live] += 1
         at[live] = parent[at[live]]
     return depth
-
-
-def _branches(
-    graph: Graph,
-    vis: VisibleGraph,
-    member: np.ndarray,
-    parent: np.ndarray,
-    owner: np.ndarray,
-    frames: list[int],
-    titles: list[str],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[str]]:
-    """An open If, Loop or Scan gets a frame per body (``then_branch``, ``else_branch``,
-    ``body``) inside its own, so that the branches are told apart."""
-    member = member.copy()
-    parents: list[int] = parent.tolist()
-    owners: list[int] = owner.tolist()
-    frames, titles = list(frames), list(titles)
-    nn = len(vis.node_items)
-    node_of_item = np.concatenate([vis.node_items, np.full(len(vis.tensor_items), -1)])
-    for slot in range(len(frames)):
-        if owners[slot] < 0:
-            continue
-        mine = np.flatnonzero(member == slot)
-        bodies: dict[str, list[int]] = {}
-        for k in mine.tolist():
-            i = int(node_of_item[k]) if k < nn else _first_consumer(vis, k)
-            body = graph.nodes[i].metadata.get("subgraph") if i >= 0 else None
-            bodies.setdefault(str(body) if body else "", []).append(k)
-        for c in range(len(frames)):
-            if parents[c] == slot:
-                body = graph.nodes[frames[c]].metadata.get("subgraph")
-                bodies.setdefault(str(body) if body else "", []).append(-1 - c)
-        named = [b for b in bodies if b]
-        if not named:
-            continue
-        if len(named) == 1 and "" in bodies:  # a Loop's unused iteration count: its one body
-            bodies[named[0]] += bodies.pop("")
-        for body in sorted(named):
-            new = len(frames)
-            frames.append(frames[slot])
-            titles.append(body)
-            parents.append(slot)
-            owners.append(-1)
-            for k in bodies[body]:
-                if k >= 0:
-                    member[k] = new
-                else:
-                    parents[-1 - k] = new
-    return (
-        member,
-        np.asarray(parents, dtype=np.int64),
-        np.asarray(owners, dtype=np.int64),
-        frames,
-        titles,
-    )
-
-
-def _first_consumer(vis: VisibleGraph, item: int) -> int:
-    """The node position of the first node item that ``item`` feeds, or -1."""
-    out = vis.edge_dst[vis.edge_src == item]
-    out = out[out < len(vis.node_items)]
-    return int(vis.node_items[out[0]]) if len(out) else -1
-
-
-def _place_body_inputs(graph: Graph, vis: VisibleGraph) -> VisibleGraph:
-    """A body's own inputs (a Loop's iteration count, a Scan's slices) are not the graph's:
-    drawn inside the open node's frame, and not at all while it is closed."""
-    index = graph.index
-    nn = len(vis.node_items)
-    frames = set(vis.frames.tolist())
-    frame_of = vis.frame_of_item.copy()
-    drop = np.zeros(vis.num_items, dtype=bool)
-    for k, t in enumerate(vis.tensor_items.tolist()):
-        owner_id = graph.tensors[t].metadata.get("subgraph_of")
-        if not isinstance(owner_id, str) or not index.has_node(owner_id):
-            continue
-        g = index.node_position(owner_id)
-        if g in frames:
-            frame_of[nn + k] = g
-        else:
-            drop[nn + k] = True
-    vis = VisibleGraph(
-        node_items=vis.node_items,
-        tensor_items=vis.tensor_items,
-        edge_src=vis.edge_src,
-        edge_dst=vis.edge_dst,
-        edge_tensor=vis.edge_tensor,
-        item_of_node=vis.item_of_node,
-        frame_of_item=frame_of,
-        frames=vis.frames,
-    )
-    return _drop_items(vis, drop) if drop.any() else vis
-
-
-def _fold_constants(
-    graph: Graph, vis: VisibleGraph, is_group: np.ndarray
-) -> tuple[VisibleGraph, np.ndarray]:
-    """``vis`` without the boxes of constant-making nodes that read only weights, and which
-    tensors are folded (weights, and what those nodes make); their edges go with them."""
-    found = graph.index.derived.get("drawing.folded")  # one answer per graph state
-    if not isinstance(found, tuple):
-        found = graph.index.derived["drawing.folded"] = folded_constants(graph, is_group)
-    node_folded, folded = found
-    drop = np.zeros(vis.num_items, dtype=bool)
-    drop[: len(vis.node_items)] = node_folded[vis.node_items]
-    if not drop.any():
-        return vis, folded
-    return _drop_items(vis, drop), folded
-
-
-def _drop_items(vis: VisibleGraph, drop: np.ndarray) -> VisibleGraph:
-    """``vis`` without the ``drop`` items and their edges."""
-    nn = len(vis.node_items)
-    keep = np.flatnonzero(~drop)
-    new = np.full(vis.num_items, -1, dtype=np.int64)
-    new[keep] = np.arange(len(keep))
-    ok = ~drop[vis.edge_src] & ~drop[vis.edge_dst]
-    return VisibleGraph(
-        node_items=vis.node_items[~drop[:nn]],
-        tensor_items=vis.tensor_items[~drop[nn:]],
-        edge_src=new[vis.edge_src[ok]],
-        edge_dst=new[vis.edge_dst[ok]],
-        edge_tensor=vis.edge_tensor[ok],
-        item_of_node=np.where(vis.item_of_node >= 0, new[np.maximum(vis.item_of_node, 0)], -1),
-        frame_of_item=vis.frame_of_item[keep],
-        frames=vis.frames,
-    )
-
-
-_Box = tuple[str, str, str, tuple[str, ...], float, float]  # title, detail, category, rows, w, h
-
-
-class _BoxTexts:
-    """Each box's texts and size, made once per graph state and kept with its index: an
-    expand or collapse draws mostly the boxes it drew before."""
-
-    def __init__(
-        self,
-        graph: Graph,
-        categories: Callable[[str], str],
-        details: Callable[[Node], str],
-        show_weights: bool,
-        folded: np.ndarray,
-    ) -> None:
-        self.graph = graph
-        self.categories = categories
-        self.details = details
-        self.show_weights = show_weights
-        self.folded = folded
-        self.hierarchy = Hierarchy.of(graph)
-        self._open: dict[int, _Box] = {}
-        self._closed: dict[int, _Box] = {}
-        self._tensors: dict[int, _Box] = {}
-        self._labels: dict[int, str] = {}
-        self._titles: dict[int, str] = {}
-
-    @staticmethod
-    def of(
-        graph: Graph,
-        categories: Callable[[str], str],
-        details: Callable[[Node], str],
-        show_weights: bool,
-        folded: np.ndarray,
-    ) -> _BoxTexts:
-        key = f"drawing.boxes:{id(categories)}:{id(details)}:{show_weights}"
-        found = graph.index.derived.get(key)
-        if not isinstance(found, _BoxTexts) or found.categories is not categories:
-            found = _BoxTexts(graph, categories, details, show_weights, folded)
-            graph.index.derived[key] = found
-        return found
-
-    def nodes(self, items: np.ndarray, closed: np.ndarray) -> list[_Box]:
-        out = []
-        opened, shut = self._open, self._closed
-        for i in items.tolist():
-            table = shut if closed[i] else opened
-            e = table.get(i)
-            if e is None:
-                e = table[i] = self._node(i, bool(closed[i]))
-            out.append(e)
-        return out
-
-    def tensors(self, items: np.ndarray) -> list[_Box]:
-        out = []
-        table = self._tensors
-        for t in items.tolist():
-            e = table.get(t)
-            if e is None:
-                ten = self.graph.tensors[t]
-                title, detail = elide(ten.id), elide(shape_text(ten))
-                e = table[t] = (title, detail, ten.kind, (), *_size(title, detail, (), KIND_TENSOR))
-            out.append(e)
-        return out
-
-    def frame_titles(self, frames: list[int]) -> list[str]:
-        table = self._titles
-        out = []
-        for g in frames:
-            text = table.get(g)
-            if text is None:
-                text = table[g] = _frame_title(self.graph, g)
-            out.append(text)
-        return out
-
-    def edge_labels(self, tensors: np.ndarray) -> list[str]:
-        out = []
-        table = self._labels
-        for t in tensors.tolist():
-            text = table.get(t)
-            if text is None:
-                text = table[t] = elide(shape_text(self.graph.tensors[t]))
-            out.append(text)
-        return out
-
-    def _node(self, i: int, closed: bool) -> _Box:
-        node = self.graph.nodes[i]
-        h = self.hierarchy
-        rows: tuple[str, ...] = ()
-        if closed:  # a group drawn as one box; an open If or Loop heads its frame instead
-            title = elide(str(node.metadata.get("name") or node.op_type))
-            detail = f"{int(h.child_count[i])} inside"
-            cat, kind = "group", KIND_GROUP
-        else:
-            title, detail = elide(node.op_type), elide(self.details(node))
-            cat, kind = self.categories(node.op_type), KIND_NODE
-            if not self.show_weights:  # an open If or Loop lists its weights too
-                rows = _rows_of(self.graph, i, self.folded)
-        return (title, detail, cat, rows, *_size(title, detail, rows, kind))
-
-
-def _size(title: str, detail: str, rows: tuple[str, ...], kind: int) -> tuple[float, float]:
-    """A box's width and height for its texts (a closed group's "+" badge beside its title)."""
-    length = max(len(title), len(detail) * 0.85)
-    row_chars = max(map(len, rows), default=0)
-    w = max(MIN_W, max(length * CHAR_W, row_chars * ROW_CHAR_W) + PAD)
-    if kind == KIND_GROUP:
-        w += 2 * BADGE
-    if kind == KIND_TENSOR:
-        h = TENSOR_H_DETAIL if detail else TENSOR_H
-    else:
-        h = NODE_H_DETAIL if detail else NODE_H
-    if rows:
-        h += len(rows) * ROW_H + 4.0
-    return w, h
-
-
-def _rows_of(graph: Graph, i: int, folded: np.ndarray) -> tuple[str, ...]:
-    """Node i's ``role shape`` text per folded tensor it reads (see ``weight_rows``)."""
-    node = graph.nodes[i]
-    weights = [k for k, t in enumerate(node.inputs) if folded[t]]
-    if not weights:
-        return ()
-    schema = node_doc(graph, i)
-    names = [""] * len(node.inputs)
-    if schema is not None:
-        names = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
-    tensors = graph.tensors
-    return tuple(
-        elide(f"{names[k] or f'in{k}'} {shape_text(tensors[node.inputs[k]])}") for k in weights
-    )
-
-
-def weight_rows(
-    graph: Graph, node_items: np.ndarray, is_group: np.ndarray, folded: np.ndarray
-) -> list[tuple[str, ...]]:
-    """For each item node, one ``role shape`` text per folded tensor it reads (``folded``:
-    per tensor; weights and made constants), in input order.
-
-    The role is the input's formal name in the operator's ONNX schema (``W``, ``B``), else its
-    input position (``in2``); a collapsed group lists none, so that a group never draws its
-    weights one by one.
-    """
-    return [() if is_group[i] else _rows_of(graph, i, folded) for i in node_items.tolist()]
-
-
-def elide(text: str, limit: int = LABEL_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, the last of them an ellipsis when it was longer.
-
-    Line breaks become spaces, since a label is one line.
-    """
-    if len(text) > limit:
-        text = text[: limit - 1] + ELLIPSIS
-    return text.replace("\n", " ").replace("\r", " ") if "\n" in text or "\r" in text else text
-
-
-def _frame_title(graph: Graph, g: int) -> str:
-    node = graph.nodes[g]
-    name = str(node.metadata.get("name") or node.id)
-    if node.op_type in ("Scope", "Section", name):
-        return elide(name)
-    return f"{elide(name)}  ({elide(node.op_type, LABEL_CHARS // 2)})"
