@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import onnx.defs
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
@@ -21,10 +20,11 @@ from PySide6.QtGui import (
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QInputDialog, QMenu, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
 from xocview.model import edits
 from xocview.ui.canvas.drawing import KIND_GROUP, Drawing
+from xocview.ui.canvas.edit_menu import edit_menu
 from xocview.ui.canvas.hit import hit_test
 from xocview.ui.canvas.label_worker import LabelPlacer
 from xocview.ui.canvas.legend import paint_legend
@@ -33,6 +33,7 @@ from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, rend
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import theme
 from xocview.ui.canvas.tint import Tint
+from xocview.ui.canvas.walk import next_item
 from xocview.ui.commands import Reversible, perform
 from xocview.ui.document import Document
 
@@ -40,7 +41,6 @@ __all__ = ["GraphView"]
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
 LEGIBLE_SCALE = 0.6  # below this zoom box labels cannot be read: the first view is not fit
-RENAME_CHARS = 32767  # what a QLineEdit holds
 
 
 _MARGIN = 40.0
@@ -392,46 +392,7 @@ class GraphView(QGraphicsView):
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         what, k = self._hit(QPointF(event.pos()))
-        d = self.doc.drawing
-        menu = QMenu(self)
-        if what == "item" and d.item_node[k] >= 0:
-            node = self.doc.graph.nodes[int(d.item_node[k])]
-            self.doc.select_node(int(d.item_node[k]))
-            menu.addAction("Rename...", lambda: self._rename(node.id))
-            menu.addAction("Delete Node", lambda: self.edit(edits.delete_node, node.id))
-            menu.addAction("Bypass Node", lambda: self.edit(edits.bypass_node, node.id))
-            chosen = self.doc.selected_node_ids()
-            label = f"Group {len(chosen)} Nodes" if len(chosen) > 1 else "Put in a New Group"
-            menu.addAction(label, lambda: self.edit(edits.group_nodes, chosen or [node.id]))
-            if d.kind[k] == KIND_GROUP or "children_ids" in node.metadata:
-                menu.addAction("Ungroup", lambda: self.edit(edits.ungroup, node.id))
-            menu.addSeparator()
-        menu.addAction("Add Node...", self._add_node)
-        menu.exec(event.globalPos())
-
-    def _rename(self, node_id: str) -> None:
-        # A line edit holds at most 32,767 characters: a longer id would come back cut, and OK
-        # would rename the node to its own prefix; such an id starts the edit empty instead.
-        start = node_id if len(node_id) <= RENAME_CHARS else ""
-        text, ok = QInputDialog.getText(self, "Rename node", "New id:", text=start)
-        if ok and text != start:
-            self.edit(edits.rename_node, node_id, text)
-
-    def _add_node(self) -> None:
-        ops = sorted({s.name for s in onnx.defs.get_all_schemas()})
-        op, ok = QInputDialog.getItem(self, "Add node", "Operator:", ops, 0, True)
-        if not ok or not op:
-            return
-        g = self.doc.graph
-        default = ""
-        if self.doc.selected_node >= 0 and g.nodes[self.doc.selected_node].outputs:
-            default = g.tensors[g.nodes[self.doc.selected_node].outputs[0]].id
-        text, ok = QInputDialog.getText(
-            self, "Add node", "Input tensor ids (comma separated):", text=default
-        )
-        if ok:
-            inputs = [t.strip() for t in text.split(",") if t.strip()]
-            self.edit(edits.add_node, op, inputs)
+        edit_menu(self, k if what == "item" else -1).exec(event.globalPos())
 
     def pan(self, key: int) -> None:
         """Scroll by a tenth of the view in the direction of an arrow key."""
@@ -447,25 +408,10 @@ class GraphView(QGraphicsView):
         item = self.doc.selected_item()
         if item < 0:
             return
-        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
-            cands = (
-                d.edge_src[d.edge_dst == item]
-                if key == Qt.Key.Key_Up
-                else d.edge_dst[d.edge_src == item]
-            )
-            if not len(cands):
-                return
-            nxt = int(cands[np.argmin(np.abs(d.x[cands] - d.x[item]))])
-        else:
-            same = np.flatnonzero(np.abs(d.y - d.y[item]) < 1.0)
-            side = (
-                same[d.x[same] < d.x[item]]
-                if key == Qt.Key.Key_Left
-                else same[d.x[same] > d.x[item]]
-            )
-            if not len(side):
-                return
-            nxt = int(side[np.argmin(np.abs(d.x[side] - d.x[item]))])
+        toward = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left"}
+        nxt = next_item(d, item, toward.get(Qt.Key(key), "right"))
+        if nxt < 0:
+            return
         if d.item_node[nxt] >= 0:
             self.doc.select_node(int(d.item_node[nxt]))
         else:
