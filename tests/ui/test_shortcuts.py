@@ -50,7 +50,7 @@ def _context_menu_actions(monkeypatch, view: GraphView, pos: QPoint) -> list[QAc
     CaughtMenu.caught = []
     event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
     with monkeypatch.context() as m:
-        m.setattr("xocview.ui.canvas.view.QMenu", CaughtMenu)
+        m.setattr("xocview.ui.canvas.edit_menu.QMenu", CaughtMenu)
         view.contextMenuEvent(event)
     return CaughtMenu.caught
 
