@@ -186,7 +186,7 @@ class Builder:
             t = self.tensor(name, "weight")
             dtype = dtype_name(values.data_type)
             self.weights[t] = Tensor(
-                name, "weight", sp.dims[:], dtype, {}, sparse_values(sp, self.file)
+                name, "weight", sp.dims[:], dtype, {}, sparse_values(sp, self.model_dir, self.file)
             )
 
     def make_tensors(self, types: TypeTable) -> list[Tensor]:

@@ -28,6 +28,7 @@ from xocview.formats.onnx.weights import (
     sparse_parts,
     weight_place,
 )
+from xocview.formats.safe_paths import path_inside
 from xocview.formats.source import Source
 from xocview.model import Finding
 from xocview.model.validate import OUTPUT_WITHOUT_PRODUCER, PRODUCED_TWICE
@@ -197,7 +198,7 @@ class _Walk:
             seen.add(sp.values.name)
             own.add(sp.values.name)
             try:
-                sparse_parts(sp, self.source.name, place)
+                sparse_parts(sp, self.source.path.parent, self.source.name, place)
                 C.check_sparse_tensor(sp.SerializeToString(), self.ctx)
             except FormatError as e:
                 self.error(e.place, _problem(e))
@@ -214,7 +215,10 @@ class _Walk:
             try:
                 info = external_info(init) or {}
                 offset, length = external_numbers(info, self.source.name, place)
-                path = (self.source.path.parent / info.get("location", "")).resolve()
+                at = f"{place} external_data 'location'"
+                path = path_inside(
+                    info.get("location", ""), self.source.path.parent, self.source.name, at
+                )
                 external_problem(
                     init.data_type,
                     tuple(init.dims),

@@ -18,6 +18,7 @@ from xocview.errors import FormatError
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.onnx.build import Builder
 from xocview.formats.onnx.check import model_findings
+from xocview.formats.onnx.external import check_locations
 from xocview.formats.onnx.text import NotText, bad_name_error
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph
@@ -55,7 +56,7 @@ def sniff(source: Source) -> str | None:
 def load(source: Source) -> Graph:
     """The graph of an ONNX model; FormatError for damaged files and unsafe external data."""
     with gc_paused():
-        model = _parse(source)
+        model = _guarded(source)
         return _build(Builder(source, model))
 
 
@@ -65,7 +66,7 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     Raises FormatError, as ``load`` does, only for a model that cannot be built at all.
     """
     with gc_paused():
-        model = _parse(source)
+        model = _guarded(source)
         builder = Builder(source, model)
         graph = _build(builder)
     return graph, model_findings(model, source, builder.top)
@@ -80,6 +81,13 @@ def _build(builder: Builder) -> Graph:
         if error is None:
             raise
         raise error from e
+
+
+def _guarded(source: Source) -> onnx.ModelProto:
+    """The parsed model, every external data location in it checked against its folder."""
+    model = _parse(source)
+    check_locations(model, source.path.parent, source.name, source.data)
+    return model
 
 
 def _parse(source: Source) -> onnx.ModelProto:

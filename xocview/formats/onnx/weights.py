@@ -1,15 +1,18 @@
 """ONNX initializer values, read lazily: inline data on first use, external data memory-mapped.
 
-External-data locations are checked when the model opens (relative, inside the model's folder
-after resolving symlinks) so that a hostile model cannot make xocview read other files.
+External-data locations are checked when the model opens (``safe_paths.path_inside``: relative,
+inside the model's folder after resolving symlinks) and read against that folder, never the
+current directory, so that a hostile model cannot make xocview read other files. That holds
+for the values and indices of sparse initializers too.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -17,11 +20,13 @@ from onnx import numpy_helper
 
 from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.data import data_problem, header_problem, needed_bytes
+from xocview.formats.safe_paths import path_inside
 
 __all__ = [
     "external_info",
     "external_numbers",
     "external_problem",
+    "in_use",
     "inline_values",
     "lazy_values",
     "sparse_values",
@@ -71,6 +76,8 @@ def _inline(init: onnx.TensorProto, file: str, place: str) -> np.ndarray:
     found = data_problem(init)
     if found is not None:
         raise FormatError(file, place, *found)
+    if init.data_location == onnx.TensorProto.EXTERNAL:  # onnx would read it from the cwd
+        raise FormatError(file, place, "external data read without the model's folder")
     try:
         return numpy_helper.to_array(init)
     except (ValueError, TypeError, UnicodeDecodeError) as e:  # e.g. STRING values not UTF-8
@@ -111,9 +118,15 @@ def lazy_values(
     """
     if info is None:
         return inline_values(init, file)
-    place = weight_place(init.name)
+    return _external_reader(init, model_dir, file, weight_place(init.name), info)
+
+
+def _external_reader(
+    init: onnx.TensorProto, model_dir: Path, file: str, place: str, info: dict[str, str]
+) -> Callable[[], np.ndarray]:
+    """``lazy_values`` of an external tensor at ``place`` (checks now, reads on first use)."""
     location = info.get("location", "")
-    path = _safe_location(location, model_dir, file, place)
+    path = path_inside(location, model_dir, file, _at(place, "location"))
     offset, length = external_numbers(info, file, place)
     dims = tuple(init.dims)
     data_type = init.data_type
@@ -121,19 +134,50 @@ def lazy_values(
     header.CopyFrom(init)
     del header.external_data[:]
     header.data_location = onnx.TensorProto.DEFAULT
+    handle = _handle(path)
 
     def read() -> np.ndarray:
-        need = external_problem(data_type, dims, path, location, offset, length, file, place)
+        at = handle.path  # the handle lives as long as this reader: in_use() sees it
+        need = external_problem(data_type, dims, at, location, offset, length, file, place)
         dtype = _RAW_NUMPY.get(data_type)
         if dtype is not None:
-            arr = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(math.prod(dims),))
+            arr = np.memmap(at, dtype=dtype, mode="r", offset=offset, shape=(math.prod(dims),))
             return arr.reshape(dims)
-        with open(path, "rb") as f:
+        with open(at, "rb") as f:
             f.seek(offset)
             header.raw_data = f.read(need)
         return _inline(header, file, place)
 
     return read
+
+
+class _DataFile:
+    """A data file that lazy readers still mean to read (``in_use``)."""
+
+    __slots__ = ("__weakref__", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+# One handle per data file, alive while any reader that holds it is.
+_HANDLES: weakref.WeakValueDictionary[Path, _DataFile] = weakref.WeakValueDictionary()
+
+
+def _handle(path: Path) -> _DataFile:
+    found = _HANDLES.get(path)
+    if found is None:
+        found = _HANDLES[path] = _DataFile(path)
+    return found
+
+
+def in_use(path: Path) -> bool:
+    """Whether a weight of a model read in this process may still read ``path`` (resolved):
+    a save must not delete an old data file that an unread weight (an undo step's) points at."""
+    try:
+        return path.resolve() in _HANDLES
+    except (OSError, RuntimeError):
+        return True
 
 
 def external_problem(
@@ -190,52 +234,21 @@ def _at(place: str, key: str) -> str:
     return f"{place} external_data '{key}'"
 
 
-def _safe_location(location: str, model_dir: Path, file: str, place: str) -> Path:
-    """The resolved path of an external location; FormatError unless it is a relative path
-    inside the model's folder."""
-    at = _at(place, "location")
-    if not location:
-        raise FormatError(file, at, "external data has no location", "a relative file path")
-    if "\0" in location:
-        raise FormatError(
-            file, at, f"location {location!r} holds a NUL character", "a relative file path"
-        )
-    if (
-        PurePosixPath(location).is_absolute()
-        or PureWindowsPath(location).is_absolute()
-        or PureWindowsPath(location).drive
-    ):
-        raise FormatError(
-            file,
-            at,
-            f"external data location '{location}' is absolute",
-            "a path relative to the model's folder",
-        )
-    try:
-        root = model_dir.resolve()
-        path = (root / location).resolve()
-    except (OSError, RuntimeError, ValueError) as e:  # a symlink loop, a name too long
-        raise FormatError(file, at, f"location '{location}' cannot be resolved ({e})") from e
-    if path != root and root not in path.parents:
-        raise FormatError(
-            file,
-            at,
-            f"external data location '{location}' leaves the model's folder",
-            "a path inside the model's folder",
-        )
-    return path
-
-
-def sparse_values(sparse: onnx.SparseTensorProto, file: str) -> Callable[[], np.ndarray]:
+def sparse_values(
+    sparse: onnx.SparseTensorProto, model_dir: Path, file: str
+) -> Callable[[], np.ndarray]:
     """A reader that densifies a sparse initializer on first use.
 
-    The reader raises FormatError (before allocating the dense array) when values, indices
-    and dims do not fit together.
+    Raises FormatError now for an unsafe external location of values or indices; the reader
+    raises FormatError (before allocating the dense array) when values, indices and dims do
+    not fit together.
     """
     place = weight_place(sparse.values.name)
+    values_of = part_reader(sparse.values, model_dir, file, f"{place} values")
+    indices_of = part_reader(sparse.indices, model_dir, file, f"{place} indices")
 
     def read() -> np.ndarray:
-        values, indices = sparse_parts(sparse, file, place)
+        values, indices = _checked_parts(sparse, values_of, indices_of, file, place)
         dims = tuple(int(d) for d in sparse.dims)
         try:
             dense = np.zeros(dims, dtype=values.dtype)
@@ -252,20 +265,43 @@ def sparse_values(sparse: onnx.SparseTensorProto, file: str) -> Callable[[], np.
     return read
 
 
+def part_reader(
+    tensor: onnx.TensorProto, model_dir: Path, file: str, place: str
+) -> Callable[[], np.ndarray]:
+    """A reader of one part (values or indices) of a sparse tensor, inline or external, read
+    against ``model_dir``; FormatError now for an unsafe external location."""
+    info = external_info(tensor)
+    if info is None:
+        return partial(_inline, tensor, file, place)
+    return _external_reader(tensor, model_dir, file, place, info)
+
+
 def sparse_parts(
-    sparse: onnx.SparseTensorProto, file: str, place: str
+    sparse: onnx.SparseTensorProto, model_dir: Path, file: str, place: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The values and int64 indices of a sparse tensor, checked against its dims.
 
-    Raises FormatError for values or indices that do not match their own dims, counts that
-    differ, or an index outside the dense shape.
+    Raises FormatError for an unsafe or missing external part, values or indices that do not
+    match their own dims, counts that differ, or an index outside the dense shape.
     """
+    values_of = part_reader(sparse.values, model_dir, file, f"{place} values")
+    indices_of = part_reader(sparse.indices, model_dir, file, f"{place} indices")
+    return _checked_parts(sparse, values_of, indices_of, file, place)
+
+
+def _checked_parts(
+    sparse: onnx.SparseTensorProto,
+    values_of: Callable[[], np.ndarray],
+    indices_of: Callable[[], np.ndarray],
+    file: str,
+    place: str,
+) -> tuple[np.ndarray, np.ndarray]:
     dims = [int(d) for d in sparse.dims]
     found = sparse_problem(sparse, dims)
     if found is not None:
         raise FormatError(file, place, *found)
-    values = _inline(sparse.values, file, f"{place} values")
-    indices = _inline(sparse.indices, file, f"{place} indices").astype(np.int64)
+    values = values_of()
+    indices = np.asarray(indices_of()).astype(np.int64)
     bounds = [math.prod(dims)] if indices.ndim == 1 else dims
     if indices.size:
         lows = np.atleast_1d(indices.min(axis=0)).tolist()
