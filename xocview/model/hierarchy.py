@@ -18,13 +18,23 @@ import numpy as np
 if TYPE_CHECKING:
     from xocview.model.graph import Graph
 
-__all__ = ["Hierarchy", "VisibleGraph", "visible_graph"]
+__all__ = ["MAX_GROUP_DEPTH", "Hierarchy", "VisibleGraph", "visible_graph"]
 
 _I = np.int64
+# Groups nest at most this deep (a PyTorch export nests a dozen levels). Deeper levels are
+# shown flattened into their ancestor at this depth: each level of frames costs layout and
+# painting, and a file of a few hundred kilobytes could otherwise ask for thousands.
+MAX_GROUP_DEPTH = 64
 
 
 class Hierarchy:
-    """Parent, children and depth of every node (arrays indexed by node position)."""
+    """Parent, children and depth of every node (arrays indexed by node position).
+
+    Groups nested deeper than ``MAX_GROUP_DEPTH`` are flattened: a node below that depth has
+    its ancestor at depth ``MAX_GROUP_DEPTH - 1`` for its parent (``flattened`` marks it), so
+    that nothing downstream (layout, drawing, the first view) meets more levels than that.
+    ``nesting`` is the depth the file asked for (``max_depth`` when nothing was flattened).
+    """
 
     def __init__(self, graph: Graph) -> None:
         n = len(graph.nodes)
@@ -44,11 +54,19 @@ class Hierarchy:
             p = where.get(pid) if isinstance(pid, str) else None
             if p is not None and p != i:
                 parent[i] = p
-        depth, unreached = _depths(parent)
-        self.in_cycle = _on_cycles(parent, unreached)
+        depth, top = _depths(parent)
+        self.in_cycle = _on_cycles(parent, depth < 0)
         if self.in_cycle.any():  # cut the cycles; what hangs below them keeps its parent
             parent[self.in_cycle] = -1
-            depth, _ = _depths(parent)
+            depth, top = _depths(parent)
+        depth[depth < 0] = 0
+        self.nesting = int(depth.max(initial=0))
+        self.flattened = depth > MAX_GROUP_DEPTH
+        self.first_flattened = -1  # the first of the shallowest flattened nodes
+        if self.nesting > MAX_GROUP_DEPTH:
+            self.first_flattened = int(np.argmax(depth == MAX_GROUP_DEPTH + 1))
+            parent[self.flattened] = parent[top[self.flattened]]
+            np.minimum(depth, MAX_GROUP_DEPTH, out=depth)
         self.parent, self.depth = parent, depth
         self.child_count = np.bincount(parent[parent >= 0], minlength=n).astype(_I)
         self.is_group = self.child_count > 0
@@ -79,36 +97,62 @@ class Hierarchy:
 
 
 def _depths(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Depth of every node by levels from the roots, and the nodes no root reaches (on or below
-    a cycle; their depth reads 0)."""
+    """Depth of every node (-1 for the nodes no root reaches: on or below a cycle) and, for
+    each node deeper than ``MAX_GROUP_DEPTH``, its ancestor at that depth (else -1).
+
+    Down to ``MAX_GROUP_DEPTH`` a level is found from the one above through the children's
+    ranges (nodes sorted by parent); below it each node jumps up 1, 2, 4, ... levels at a time
+    to the first node of known depth. The work is O(n log n) however deep the nodes nest.
+    """
     n = len(parent)
     depth = np.full(n, -1, dtype=_I)
+    kids = np.flatnonzero(parent >= 0)
+    by_parent = kids[np.argsort(parent[kids], kind="stable")]
+    ptr = np.searchsorted(parent[by_parent], np.arange(n + 1, dtype=_I))
     frontier = np.flatnonzero(parent < 0)
-    depth[frontier] = 0
     level = 0
-    has_parent = parent >= 0
-    while frontier.size:
+    while frontier.size and level <= MAX_GROUP_DEPTH:
+        depth[frontier] = level
         level += 1
-        reached = np.zeros(n, dtype=bool)
-        reached[frontier] = True
-        nxt = np.flatnonzero(has_parent & (depth < 0) & reached[np.maximum(parent, 0)])
-        depth[nxt] = level
-        frontier = nxt
-    unreached = depth < 0
-    depth[unreached] = 0
-    return depth, unreached
+        first, count = ptr[frontier], ptr[frontier + 1] - ptr[frontier]
+        # The children of every frontier node: its range of ``by_parent``, end to end.
+        shift = np.repeat(first - (np.cumsum(count) - count), count)
+        frontier = by_parent[shift + np.arange(int(count.sum()), dtype=_I)]
+    top = np.full(n, -1, dtype=_I)
+    rest = np.flatnonzero(depth < 0)  # deeper, or on or below a cycle
+    if frontier.size and rest.size:
+        known = depth >= 0
+        up = np.where(known, np.arange(n, dtype=_I), parent)  # a known node stays where it is
+        hops = (~known).astype(_I)
+        steps = 1
+        while steps <= rest.size:
+            at = up[rest]
+            if known[at].all():
+                break
+            hops[rest] += hops[at]
+            up[rest] = up[at]
+            steps *= 2
+        reached = rest[known[up[rest]]]  # the first known node above is at MAX_GROUP_DEPTH
+        top[reached] = up[reached]
+        depth[reached] = MAX_GROUP_DEPTH + hops[reached]
+    return depth, top
 
 
 def _on_cycles(parent: np.ndarray, unreached: np.ndarray) -> np.ndarray:
-    """The unreached nodes that lie on a parent cycle, not merely below one."""
-    on = unreached.copy()
-    while on.any():
-        has_child = np.zeros(len(parent), dtype=bool)
-        has_child[parent[on]] = True
-        tail = on & ~has_child  # nothing unreached hangs below it: not on a cycle
-        if not tail.any():
-            break
-        on &= ~tail
+    """The unreached nodes that lie on a parent cycle, not merely below one.
+
+    An unreached node's parent is unreached too, so going up from one long enough always ends
+    on a cycle, and going up the same number of steps from every node of a cycle lands on every
+    node of it. Jumps of 1, 2, 4, ... steps (each round doubles them) get there in log rounds.
+    """
+    on = np.zeros(len(parent), dtype=bool)
+    at = np.flatnonzero(unreached)
+    jump = parent.copy()
+    steps = 1
+    while steps < at.size:
+        jump[at] = jump[jump[at]]
+        steps *= 2
+    on[jump[at]] = True
     return on
 
 

@@ -7,10 +7,14 @@ marked ``derived: "scope"`` in metadata so that nobody mistakes them for source 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import TypeVar
 
 from xocview.model.graph import Graph, Node
+from xocview.model.hierarchy import MAX_GROUP_DEPTH
+
+K = TypeVar("K", bound=Hashable)
 
 __all__ = ["add_named_scope_groups", "add_scope_groups", "scope_of"]
 
@@ -78,13 +82,13 @@ def _path(scope: tuple[str, ...], separator: str) -> str:
     return separator + separator.join(scope) if scope else ""
 
 
-def _gathered(pairs: Iterable[tuple[str | None, list[int]]]) -> dict[str, list[int]]:
-    """Node positions gathered by key, empty keys dropped; where a key comes more than once,
-    its lists are joined and sorted back into node order."""
-    out: dict[str, list[int]] = {}
-    joined: set[str] = set()
+def _gathered(pairs: Iterable[tuple[K | None, list[int]]]) -> dict[K, list[int]]:
+    """Node positions gathered by key, keys None and "" dropped; where a key comes more than
+    once, its lists are joined and sorted back into node order."""
+    out: dict[K, list[int]] = {}
+    joined: set[K] = set()
     for key, positions in pairs:
-        if not key:
+        if key is None or key == "":
             continue
         if key in out:
             out[key] = out[key] + positions
@@ -101,78 +105,115 @@ def _add_groups(
 ) -> int:
     """The groups for ``members``: each scope's node positions (in node order) by its path.
 
-    Works per scope rather than per node: nodes of one scope are taken together. Scopes are
-    keyed by their path strings (``/a/b``), whose parent is one ``rpartition`` away and whose
-    hash Python keeps, rather than by tuples, which hash anew on every lookup.
+    Works per scope rather than per node: nodes of one scope are taken together. The scopes
+    form a tree of parts (``_ScopeTree``), so that a path of 50,000 parts costs 50,000 small
+    entries rather than 50,000 prefixes of up to 50,000 parts each.
     """
     nodes = graph.nodes
-    size, order = _sizes_and_order(members, separator)
-    home: dict[str, str | None] = {}  # innermost kept scope at or above
-    kept: list[str] = []
-    for scope in order:
-        if size[scope] > 1:
-            home[scope] = scope
-            kept.append(scope)
-        else:
-            above = scope.rpartition(separator)[0]
-            home[scope] = home[above] if above else None
+    tree = _ScopeTree(members, separator)
+    home, kept = tree.homes()
     if not kept:
         return 0
-    group_id = _group_ids(kept, {nd.id for nd in nodes} if taken is None else taken)
+    paths = [tree.path(s) for s in kept]
+    ids = _group_ids(paths, {nd.id for nd in nodes} if taken is None else taken)
+    gid_of = dict(zip(kept, ids, strict=True))
     # Positions of each group's nodes, single-member scopes' nodes with their home's.
-    held = _gathered((home[scope], positions) for scope, positions in members.items())
-    children: dict[str, list[str]] = {}
-    for scope in kept:
-        gid = group_id[scope]
-        ids: list[str] = []
-        for i in held.get(scope, ()):
+    held = _gathered(
+        (home[s] if home[s] >= 0 else None, positions) for s, positions in tree.direct.items()
+    )
+    children: dict[int, list[str]] = {}
+    for s in kept:
+        gid = gid_of[s]
+        kids: list[str] = []
+        for i in held.get(s, ()):
             node = nodes[i]
             node.metadata["parent_id"] = gid
-            ids.append(node.id)
-        children[scope] = ids
+            kids.append(node.id)
+        children[s] = kids
     groups: list[Node] = []
-    for scope in kept:
-        gid = group_id[scope]
-        above, _, name = scope.rpartition(separator)
-        metadata: dict[str, object] = {"name": name, "scope": gid, "derived": "scope"}
-        parent = home[above] if above else None
-        if parent is not None:
-            metadata["parent_id"] = group_id[parent]
+    for s in kept:
+        gid = gid_of[s]
+        metadata: dict[str, object] = {"name": tree.part[s], "scope": gid, "derived": "scope"}
+        above = tree.up[s]
+        parent = home[above] if above >= 0 else -1
+        if parent >= 0:
+            metadata["parent_id"] = gid_of[parent]
             children[parent].append(gid)
-        metadata["children_ids"] = children[scope]
+        metadata["children_ids"] = children[s]
         groups.append(Node(gid, "Scope", [], [], {}, metadata))
     nodes.extend(groups)
     graph.invalidate()
     return len(groups)
 
 
-def _sizes_and_order(
-    members: dict[str, list[int]], separator: str
-) -> tuple[dict[str, int], list[str]]:
-    """Every scope and its enclosing ones with its count of direct members (nodes and scopes),
-    and all of them in order of first mention, each after the scopes that enclose it."""
-    size = {scope: len(positions) for scope, positions in members.items()}
-    placed: set[str] = set()
-    order: list[str] = []
-    for scope in members:
-        chain: list[str] = []
-        while scope and scope not in placed:
-            placed.add(scope)
-            chain.append(scope)
-            scope = scope.rpartition(separator)[0]
-            if scope:
-                size[scope] = size.get(scope, 0) + 1
-        order.extend(reversed(chain))
-    return size, order
+class _ScopeTree:
+    """The scopes of ``members`` and all that enclose them, as a tree of parts.
+
+    Scope ``s`` is named ``part[s]`` and sits in ``up[s]`` (-1: the top); ``size[s]`` counts
+    its direct members (nodes and scopes) and ``direct[s]`` its nodes' positions. Scopes are
+    numbered in order of first mention, each after the scopes that enclose it. Parts past
+    ``MAX_GROUP_DEPTH`` are not read: a node scoped deeper goes to the scope at that depth, so
+    that no derived group nests deeper than the hierarchy shows.
+    """
+
+    def __init__(self, members: dict[str, list[int]], separator: str) -> None:
+        self.separator = separator
+        self.part: list[str] = []
+        self.up: list[int] = []
+        self.size: list[int] = []
+        self.direct: dict[int, list[int]] = {}
+        made: dict[tuple[int, str], int] = {}
+        joined: set[int] = set()
+        for key, positions in members.items():
+            s = -1
+            # "/a/b/..." -> "", "a", "b", ...: at most MAX_GROUP_DEPTH parts, the rest unsplit.
+            for part in key.split(separator, MAX_GROUP_DEPTH + 1)[1 : MAX_GROUP_DEPTH + 1]:
+                child = made.get((s, part))
+                if child is None:
+                    child = made[(s, part)] = len(self.part)
+                    self.part.append(part)
+                    self.up.append(s)
+                    self.size.append(0)
+                    if s >= 0:
+                        self.size[s] += 1
+                s = child
+            if s in self.direct:  # one scope spelled two ways, or cut at the depth limit
+                self.direct[s] = self.direct[s] + positions
+                joined.add(s)
+            else:
+                self.direct[s] = positions
+            self.size[s] += len(positions)
+        for s in joined:
+            self.direct[s].sort()  # back in node order
+
+    def homes(self) -> tuple[list[int], list[int]]:
+        """Per scope, the innermost kept scope at or above it (-1: none), and the kept scopes:
+        those of more than one member (a single member goes to the next kept scope up)."""
+        home: list[int] = []
+        kept: list[int] = []
+        for s, above in enumerate(self.up):
+            if self.size[s] > 1:
+                home.append(s)
+                kept.append(s)
+            else:
+                home.append(home[above] if above >= 0 else -1)
+        return home, kept
+
+    def path(self, s: int) -> str:
+        """The key and group id of scope ``s``: ``/a/b``."""
+        parts: list[str] = []
+        while s >= 0:
+            parts.append(self.part[s])
+            s = self.up[s]
+        return self.separator + self.separator.join(reversed(parts))
 
 
-def _group_ids(kept: list[str], taken: set[str]) -> dict[str, str]:
-    """An id per group: the scope path, made unique against node ids and earlier groups."""
-    group_id: dict[str, str] = {}
-    for scope in kept:
-        gid = scope
+def _group_ids(paths: list[str], taken: set[str]) -> list[str]:
+    """An id per group: its scope path, made unique against node ids and earlier groups."""
+    out: list[str] = []
+    for gid in paths:
         while gid in taken:
             gid += "#scope"
         taken.add(gid)
-        group_id[scope] = gid
-    return group_id
+        out.append(gid)
+    return out

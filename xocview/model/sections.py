@@ -80,12 +80,14 @@ def _crowded_levels(
     """(parent position or -1 for the top, its children ascending) of each level to split.
 
     A top-level node whose ``parent_id`` names no possible parent (a dangling id, a hierarchy
-    cycle) keeps its fault for ``validate`` to report: it is left out.
+    cycle) keeps its fault for ``validate`` to report: it is left out; so is a node the
+    hierarchy flattened (nested too deep), whose ``parent_id`` names another group than the
+    one it is drawn in (a section would give it that one on saving).
     """
     nodes, n = graph.nodes, len(graph.nodes)
     top = h.parent < 0
     free = np.fromiter(("parent_id" not in nd.metadata for nd in nodes), dtype=bool, count=n)
-    eligible = ~top | free
+    eligible = (~top | free) & ~h.flattened
     slot = np.where(top, n, h.parent)
     load = np.bincount(slot[eligible], weights=weight[eligible], minlength=n + 1)
     index = graph.index

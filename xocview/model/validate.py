@@ -16,6 +16,7 @@ import numpy as np
 from xocview.errors import shorten_message
 from xocview.model.dtypes import DTYPES
 from xocview.model.graph import TENSOR_KINDS
+from xocview.model.hierarchy import MAX_GROUP_DEPTH, Hierarchy
 from xocview.model.schema import schema_attributes
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def validate(graph: Graph) -> list[Finding]:
         _check_cycles(graph, out)
         _check_kinds(graph, out)
     _check_hierarchy(graph, out)
+    _check_nesting(graph, out)
     _check_schema(graph, out)
     return out
 
@@ -257,6 +259,22 @@ def _check_hierarchy_cycles(graph: Graph, parent_of: dict[int, int], out: list[F
             _err(out, f"nodes[{u}].metadata.parent_id", f"hierarchy cycle: {names}")
         for v in walk:
             state[v] = 2
+
+
+def _check_nesting(graph: Graph, out: list[Finding]) -> None:
+    """One warning where groups nest deeper than the hierarchy shows (``MAX_GROUP_DEPTH``):
+    at the first node it flattened."""
+    h = Hierarchy.of(graph)
+    if h.nesting <= MAX_GROUP_DEPTH:
+        return
+    i = h.first_flattened
+    into = graph.nodes[int(h.parent[i])].id
+    _warn(
+        out,
+        f"nodes[{i}].metadata.parent_id",
+        f"groups nested {h.nesting:,} deep; levels past {MAX_GROUP_DEPTH} are shown "
+        f"flattened into group '{into}'",
+    )
 
 
 def _check_schema(graph: Graph, out: list[Finding]) -> None:
