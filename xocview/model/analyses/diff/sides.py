@@ -135,7 +135,8 @@ def make_side(graph: Graph, vocab: Vocab) -> Side:
         ident=vocab.codes([("node", nd.id) for nd in nodes]),
         tensor_ident=np.append(vocab.codes([("tensor", t.id) for t in graph.tensors]), 0),
         tensor_label=tensor_label.astype(np.uint64),
-        takes_part=~(h.is_group & ~has_io) & np.array([k != "section" for k in derived_kind]),
+        takes_part=~(h.is_group & ~has_io)
+        & np.array([k != "section" for k in derived_kind], dtype=bool),
         derived=np.array([k is not None for k in derived_kind], dtype=bool) & h.is_group,
         section=np.array([k == "section" for k in derived_kind], dtype=bool),
         in_ptr=in_ptr,
