@@ -7,7 +7,6 @@ Files reach a running xocview three ways: the command line of a second launch (h
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -17,11 +16,19 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from xocview.resources import resource_path
+from xocview.ui import guard
 from xocview.ui.main_window import MainWindow
 from xocview.ui.single_instance import InstanceServer, send_to_running, server_name
-from xocview.ui.workers import internal_error
 
-__all__ = ["FileOpenFilter", "attach", "open_files", "report_unexpected", "run_gui", "start"]
+__all__ = [
+    "FileOpenFilter",
+    "attach",
+    "guard_window",
+    "open_files",
+    "report_unexpected",
+    "run_gui",
+    "start",
+]
 
 
 class FileOpenFilter(QObject):
@@ -59,18 +66,17 @@ def attach(window: MainWindow, app: QApplication, name: str) -> InstanceServer:
     return server
 
 
-def report_unexpected(window: MainWindow) -> Callable[..., None]:
-    """A ``sys.excepthook`` for bugs in Qt slots: one "internal error" line in the window (the
-    traceback goes to stderr only, for a bug report), and the window lives on."""
+def report_unexpected(
+    window: MainWindow,
+) -> Callable[[type[BaseException], BaseException, TracebackType | None], None]:
+    """A ``sys.excepthook`` for bugs in Qt slots: one line naming the file shown, in a box of
+    the window (a bug's traceback goes to stderr only, for a bug report); the window lives on."""
+    return guard.slot_failed(window.current_file_name, window.report_internal, QApplication.quit)
 
-    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
-        traceback.print_exception(kind, error, tb)
-        if isinstance(error, KeyboardInterrupt):
-            QApplication.quit()
-            return
-        window.report(internal_error("xocview", error), "Internal error")
 
-    return hook
+def guard_window(window: MainWindow) -> None:
+    """Every uncaught exception of the GUI thread and of any worker thread to ``window``."""
+    guard.install(window.current_file_name, window.report_internal, QApplication.quit)
 
 
 def start(app: QApplication, files: Sequence[str], new_window: bool = False) -> MainWindow | None:
@@ -80,7 +86,7 @@ def start(app: QApplication, files: Sequence[str], new_window: bool = False) -> 
     if not new_window and send_to_running(name, paths):
         return None
     window = MainWindow()
-    sys.excepthook = report_unexpected(window)
+    guard_window(window)
     attach(window, app, name)
     window.show()
     open_files(window, paths)

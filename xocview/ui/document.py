@@ -20,7 +20,7 @@ from xocview.model import Graph
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.colouring import HeatColouring
 from xocview.ui.first_view import FIRST_VIEW_BOXES, initial_expanded
-from xocview.ui.graph_facts import FACTS, make_in_thread
+from xocview.ui.graph_facts import FACTS, UNMADE, make_in_thread
 from xocview.ui.workers import RelayoutJob
 
 __all__ = ["FIRST_VIEW_BOXES", "Document", "initial_expanded"]
@@ -66,10 +66,12 @@ class Document(HeatColouring, QObject):
         # Facts of a big graph are made in a thread after the first paint (validating and
         # counting FLOPs of a 130k-node graph take 1.2 s); panels show them when they come.
         self._pending: set[str] = set()
+        self._unmade: set[str] = set()  # facts that ran out of memory in their thread
         if len(graph.nodes) >= ASYNC_FROM_ITEMS and set(FACTS) - set(facts):
             self._pending = set(FACTS) - set(facts)
             self._facts_made.connect(self._take_facts)
-            make_in_thread(graph, sorted(self._pending), self._facts_made.emit)
+            name = path.name if path else graph.name
+            make_in_thread(graph, sorted(self._pending), self._facts_made.emit, name)
         self.direction = "TB"
         self.show_weights = False  # weights folded into their consumers (View > Weights as Nodes)
         self.expanded: set[str] = (
@@ -182,15 +184,19 @@ class Document(HeatColouring, QObject):
 
     def fact(self, name: str) -> object | None:
         """The whole-graph fact ``name`` of ``graph_facts.FACTS``, made once per edit count;
-        None while a thread still makes it (``facts_changed`` follows)."""
-        if name in self._pending and self._edits == 0:
+        None while a thread still makes it (``facts_changed`` follows), and when it ran out of
+        memory or stack there (the window was told)."""
+        if (name in self._pending or name in self._unmade) and self._edits == 0:
             return None
         return self.derived(name, lambda: FACTS[name](self.graph))
 
     def _take_facts(self, made: dict[str, object]) -> None:
         if self._edits == 0:  # nothing edited since the load: they describe this graph
             for name, value in made.items():
-                self._derived[name] = (0, value)
+                if value is UNMADE:
+                    self._unmade.add(name)
+                else:
+                    self._derived[name] = (0, value)
         self._pending.clear()
         self.facts_changed.emit()
 
@@ -267,7 +273,7 @@ class Document(HeatColouring, QObject):
         if generation == self._generation:
             self._job = None
             self._set_busy(False)
-            self.failed.emit(message)
+            self.failed.emit(f"{self.title}: {message}")
 
     def toggle(self, group: int) -> None:
         """Expand a collapsed group or collapse an expanded one (by node position)."""

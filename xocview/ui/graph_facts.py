@@ -11,8 +11,15 @@ from xocview.model import Graph
 from xocview.model.analyses.opfacts import graph_flops_assuming
 from xocview.model.analyses.summary import summarize
 from xocview.model.validate import validate
+from xocview.ui.failure_text import failure_message
+from xocview.ui.guard import tell
 
-__all__ = ["FACTS", "make_in_thread"]
+__all__ = ["FACTS", "UNMADE", "make_in_thread"]
+
+_DOING = {"summary": "summarise it", "flops_at_batch_1": "count its FLOPs", "validate": "check it"}
+# In place of a fact whose making ran out of memory or stack: not to be made again, in the GUI
+# thread, where the same failure would freeze or end the window.
+UNMADE = object()
 
 FACTS: dict[str, Callable[[Graph], object]] = {
     "summary": summarize,
@@ -22,19 +29,23 @@ FACTS: dict[str, Callable[[Graph], object]] = {
 
 
 def make_in_thread(
-    graph: Graph, names: list[str], done: Callable[[dict[str, object]], None]
+    graph: Graph, names: list[str], done: Callable[[dict[str, object]], None], file: str = ""
 ) -> None:
     """Make the facts ``names`` of ``graph`` in a thread and hand them to ``done`` (a Qt
-    signal's emit, so that they reach the GUI thread); an empty dict when making them failed
-    (an edit changed the graph under them: they are made again when asked)."""
+    signal's emit, so that they reach the GUI thread). A fact whose making failed is left out
+    (an edit changed the graph under it: it is made again when asked), or is ``UNMADE`` when
+    memory or stack ran out, which the window is told, naming ``file``."""
 
     def run() -> None:
         made: dict[str, object] = {}
-        try:
-            for name in names:
+        for name in names:
+            try:
                 made[name] = FACTS[name](graph)
-        except Exception:
-            made = {}
+            except (MemoryError, RecursionError) as e:
+                made[name] = UNMADE
+                tell(failure_message(file or graph.name, e, _DOING.get(name, "sum it up")))
+            except Exception:
+                pass
         with contextlib.suppress(RuntimeError):  # the document is gone
             done(made)
 

@@ -23,9 +23,9 @@ from xocview.model import Graph, edits
 from xocview.model.analyses.metrics import metric_key, metric_mode, metric_names
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
+from xocview.ui.failure_text import failure_message
 from xocview.ui.panels import follow
 from xocview.ui.running import RunController
-from xocview.ui.workers import internal_error
 
 __all__ = ["AskProfile", "ProfileImporter"]
 
@@ -56,7 +56,7 @@ class _ReadJob(QRunnable):
             self.signals.failed.emit(self.path, str(e))
             return
         except Exception as e:  # a bug of ours: said, never a crash of the window
-            self.signals.failed.emit(self.path, internal_error(self.path.name, e))
+            self.signals.failed.emit(self.path, failure_message(self.path.name, e, "import it"))
             return
         self.signals.done.emit(self.path, result)
 
@@ -170,6 +170,7 @@ class ProfileImporter(QObject):
         """A box that does not block the window; the whole account under Show Details."""
         self.messages.append(text)
         box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # names from files are never markup
         if result is not None:
             box.setDetailedText("\n".join(result.report_lines(_LISTED)))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

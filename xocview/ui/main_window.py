@@ -33,7 +33,9 @@ from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.compare import Comparer, CompareTab
 from xocview.ui.document import Document
+from xocview.ui.guard import relay
 from xocview.ui.importing import ProfileImporter
+from xocview.ui.load_process import warm_up
 from xocview.ui.open_failures import OpenFailures
 from xocview.ui.palette import apply_palette
 from xocview.ui.panels.inspector import Inspector
@@ -68,6 +70,8 @@ class MainWindow(QMainWindow):
             lambda _scheme: self.set_theme(self.theme_choice)
         )
         self.errors: list[str] = []
+        relay().said.connect(self.show_trouble)  # what worker threads could not finish
+        warm_up()  # the fork server that reads ONNX files starts now, not at the first open
         self.ask_path: AskPath = ask_path  # replaced by tests: no modal dialogs there
         self.ask_unsaved: AskUnsaved = ask_unsaved
         self.undo_group = QUndoGroup(self)
@@ -350,8 +354,24 @@ class MainWindow(QMainWindow):
         box = QMessageBox(
             QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self
         )
+        box.setTextFormat(Qt.TextFormat.PlainText)  # a name from a file is never markup
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
+
+    def report_internal(self, message: str) -> None:
+        """A failure nobody caught (``guard``), in a box."""
+        self.report(message, "Internal error")
+
+    def show_trouble(self, message: str) -> None:
+        """Work in the background could not be finished (labels, facts, a picture): the
+        window goes on without it, and says so in the status bar."""
+        self.errors.append(message)
+        self.statusBar().showMessage(message)
+
+    def current_file_name(self) -> str:
+        """The name of the file the current tab shows, for messages ("xocview" when none)."""
+        doc = self._current_document()
+        return doc.title if doc is not None else "xocview"
 
     def _mark_sender(self) -> None:
         view = self.sender()

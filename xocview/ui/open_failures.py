@@ -6,7 +6,7 @@ while the good files open in tabs; nothing waits for the user to click OK.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QTextOption
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -30,7 +30,10 @@ class OpenFailures(QDialog):
         self.heading = QLabel(self)
         self.text = QPlainTextEdit(self)
         self.text.setReadOnly(True)
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # wrapped, never scrolled sideways: each line shows its start, the file's name (a long
+        # message scrolled to its end read "xternal data..." and named no file)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.text.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         copy = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
         copy.clicked.connect(self.copy)

@@ -45,10 +45,10 @@ from xocview.model.analyses.profile import (
 from xocview.ui.actions import add_action
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
+from xocview.ui.failure_text import failure_message
 from xocview.ui.panels import follow
 from xocview.ui.panels.profile import ProfilePanel, format_ms
 from xocview.ui.run_dialog import RunOptions, ask_run_options
-from xocview.ui.workers import internal_error
 
 __all__ = ["AskRunOptions", "RunController", "RunJob"]
 
@@ -125,7 +125,8 @@ class RunJob:
             self.signals.failed.emit(str(e), None)
             return
         except Exception as e:  # a bug of ours: report it, never kill the window
-            self.signals.failed.emit(internal_error(self.graph.name, e), None)
+            name = self.model_path.name if self.model_path else self.graph.name
+            self.signals.failed.emit(failure_message(name, e, "run it"), None)
             return
         self.signals.finished.emit(result)
 

@@ -3,6 +3,8 @@
 Each load runs in a daemon thread of its own rather than in Qt's global thread pool: Qt waits
 for that pool's threads when the application ends, so one read that never returns (a file on a
 hung network share) would keep xocview from quitting. A daemon thread is simply abandoned.
+An ONNX file is read in a child process (``load_process``): onnx's C++ code holds the
+interpreter lock, which no thread can take back, and Cancel kills the child at once.
 Both jobs report progress and stop when cancelled (``progress.WorkProgress``): a load between
 reading and laying out and then group by group, a relayout group by group.
 """
@@ -15,13 +17,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from xocview.errors import XocviewError, shorten_message
+from xocview.errors import XocviewError
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
 from xocview.ui.canvas.drawing import Drawing, build_drawing
+from xocview.ui.failure_text import failure_message, internal_error
 from xocview.ui.first_view import initial_expanded
+from xocview.ui.load_process import ChildLoad, reads_apart
 from xocview.ui.progress import Cancelled, WorkProgress
 
 __all__ = ["LoadJob", "LoadSignals", "RelayoutJob", "internal_error"]
@@ -49,13 +53,20 @@ class LoadJob:
             lambda done, total: self.signals.progress.emit(self, done, total)
         )
         self.thread: threading.Thread | None = None
+        self.child: ChildLoad | None = None  # the process reading the file, while it does
+        self._lock = threading.Lock()
 
     @property
     def cancelled(self) -> bool:
         return self.progress.cancelled
 
     def cancel(self) -> None:
-        self.progress.cancel()
+        """Stop: a child process reading the file is killed at once, a layout stops at its
+        next step."""
+        with self._lock:
+            self.progress.cancel()
+            if self.child is not None:
+                self.child.kill()
 
     def start(self) -> None:
         """Run in a daemon thread: the application may end while it is still reading."""
@@ -69,7 +80,7 @@ class LoadJob:
             if self.cancelled:
                 return
             try:
-                graph, fmt = load_source(Source(self.path))
+                graph, fmt = self._read()
                 self.progress.check()
                 hierarchy = Hierarchy.of(graph)
                 expanded = initial_expanded(graph, hierarchy)
@@ -83,11 +94,39 @@ class LoadJob:
             except XocviewError as e:
                 self._emit_failed(str(e))
                 return
-            except Exception as e:  # a bug of ours: report it, never kill the window
-                self._emit_failed(internal_error(str(self.path), e))
+            except Exception as e:  # a bug of ours, or no memory left: said, never a crash
+                self._emit_failed(failure_message(str(self.path), e))
                 return
         if not self.cancelled:
-            self.signals.done.emit(self, graph, drawing, expanded, fmt.NAME, facts)
+            self.signals.done.emit(self, graph, drawing, expanded, fmt, facts)
+
+    def _read(self) -> tuple[Graph, str]:
+        """The graph and its format's name: read in a child process unless the file is JSON
+        (or no child can be started here); read here when the child's graph cannot be sent."""
+        if reads_apart(self.path):
+            made = self._read_apart()
+            if made is not None:
+                return made
+        graph, fmt = load_source(Source(self.path))
+        return graph, fmt.NAME
+
+    def _read_apart(self) -> tuple[Graph, str] | None:
+        self.progress.check()
+        try:
+            child = ChildLoad(self.path)  # the first one waits for the fork server to start
+        except (OSError, RuntimeError):
+            return None  # no process can be started here: read in this thread
+        with self._lock:
+            self.child = child
+            if self.cancelled:  # cancelled while it started
+                child.kill()
+        try:
+            return child.result(self.progress.check)
+        except XocviewError:
+            self.progress.check()  # killed by Cancel: that is no failure
+            raise
+        finally:
+            self.child = None
 
     def _emit_failed(self, message: str) -> None:
         if not self.cancelled:
@@ -139,16 +178,8 @@ class RelayoutJob(QRunnable):
         except Cancelled:
             return
         except Exception as e:  # a bug of ours: the old picture stays, the window lives on
-            name = type(e).__name__
-            text = " ".join(str(e).split())
-            self.signals.failed.emit(generation, shorten_message(f"internal error: {name}: {text}"))
+            # without the file's name, which the document puts in front
+            self.signals.failed.emit(generation, failure_message("", e, "lay it out")[2:])
             return
         if not self.progress.cancelled:
             self.signals.done.emit(generation, drawing, (expanded, direction, show_weights))
-
-
-def internal_error(file: str, error: BaseException) -> str:
-    """One line for an exception xocview did not expect: ``file: internal error: Type: text``."""
-    text = " ".join(str(error).split())
-    detail = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return shorten_message(f"{file}: internal error: {detail}", 300)

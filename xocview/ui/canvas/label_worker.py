@@ -1,17 +1,24 @@
 """Shape labels placed in a worker thread, so that the first close-up of a big drawing does
-not freeze the window while every label is weighed against its neighbours."""
+not freeze the window while every label is weighed against its neighbours.
+
+A placement that fails (a deeply nested file took 1.6 GB and died of MemoryError) leaves the
+drawing without labels, usable, and the window is told (``guard.tell``) instead of waiting for
+them for ever."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.labels import Stopped
-from xocview.ui.canvas.painter import placed_labels
+from xocview.ui.canvas.painter import no_labels, placed_labels
 from xocview.ui.canvas.style import Style
+from xocview.ui.failure_text import failure_message
+from xocview.ui.guard import tell
 
 __all__ = ["LabelPlacer"]
 
@@ -25,8 +32,11 @@ class LabelPlacer(QObject):
 
     ready = Signal()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(
+        self, parent: QObject | None = None, name: Callable[[], str] = lambda: "the graph"
+    ) -> None:
         super().__init__(parent)
+        self._name = name  # the file shown, for messages
         self._busy: set[int] = set()  # id() of the drawings being placed
         self._lock = threading.Lock()
         self._shown = 0  # id() of the drawing on screen: placements for others stop
@@ -60,6 +70,10 @@ class LabelPlacer(QObject):
             placed_labels(d, style, lambda: self._shown != id(d))
         except Stopped:
             return  # the drawing was replaced: nobody waits for its labels
+        except Exception as e:  # no memory left, or a bug: the drawing goes on without labels
+            no_labels(d, style)
+            text = failure_message(self._name(), e, "place its shape labels")
+            tell(f"{text}; the drawing is shown without them")
         finally:
             with self._lock:
                 self._busy.discard(id(d))

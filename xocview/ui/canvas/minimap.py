@@ -22,6 +22,8 @@ from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, render_overview
 from xocview.ui.canvas.style import Style, theme
 from xocview.ui.canvas.tint import Tint
+from xocview.ui.failure_text import failure_message
+from xocview.ui.guard import tell
 
 if TYPE_CHECKING:
     from xocview.ui.canvas.view import GraphView
@@ -118,7 +120,11 @@ class Minimap(QWidget):
         heat: HeatLevels | None,
         tint: Tint | None,
     ) -> None:
-        image = render_overview(d, style, scale, heat, tint)
+        try:
+            image = render_overview(d, style, scale, heat, tint)
+        except Exception as e:  # no memory for the picture: the minimap stays empty
+            tell(failure_message(self.view.doc.title, e, "draw its overview"))
+            return
         with contextlib.suppress(RuntimeError):  # the view closed meanwhile
             self._painted.emit(key, image)
 

@@ -21,7 +21,14 @@ from xocview.ui.canvas.labels import Placement, place_labels, title_band
 from xocview.ui.canvas.style import Style
 from xocview.ui.canvas.tint import Tint
 
-__all__ = ["LOD_DETAIL", "LOD_TITLES", "labels_placed", "paint_drawing", "placed_labels"]
+__all__ = [
+    "LOD_DETAIL",
+    "LOD_TITLES",
+    "labels_placed",
+    "no_labels",
+    "paint_drawing",
+    "placed_labels",
+]
 
 LOD_TITLES = 0.3  # pixels per scene unit from which titles are drawn
 LOD_DETAIL = 0.65  # ... and from which attributes, curves, arrows and shape labels
@@ -228,6 +235,15 @@ def placed_labels(d: Drawing, style: Style, stop: Callable[[], bool] | None = No
         cached = (key, place_labels(d, metrics.horizontalAdvance, line, stop))
         d.paint_cache["labels"] = cached
     return cast(tuple[object, Placement], cached)[1]
+
+
+def no_labels(d: Drawing, style: Style) -> None:
+    """Paint ``d`` without shape labels from now on (placing them failed: out of memory)."""
+    empty = np.empty(0)
+    none = Placement(
+        empty, empty, empty, empty, [], empty.astype(np.int64), empty.astype(np.int64), 0
+    )
+    d.paint_cache["labels"] = (("labels", style.label_font.key()), none)
 
 
 def _labels(

@@ -81,7 +81,7 @@ class GraphView(QGraphicsView):
         self._first_view_pending = False
         doc.failed.connect(self._drop_first_view)
         self.minimap = Minimap(self)
-        self.labels = LabelPlacer(self)
+        self.labels = LabelPlacer(self, lambda: self.doc.title)
         self.labels.ready.connect(self.refresh)
         self.horizontalScrollBar().valueChanged.connect(self._follow_minimap)
         self.verticalScrollBar().valueChanged.connect(self._follow_minimap)

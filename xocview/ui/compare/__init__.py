@@ -19,7 +19,8 @@ from xocview.model.analyses.diff import GraphDiff, diff_graphs
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.compare.tab import CompareTab
 from xocview.ui.document import Document
-from xocview.ui.workers import LoadJob, internal_error
+from xocview.ui.failure_text import failure_message
+from xocview.ui.workers import LoadJob
 
 __all__ = ["CompareTab", "Comparer"]
 
@@ -107,7 +108,7 @@ class Comparer(QObject):
             try:
                 relay.done.emit(diff_graphs(before, after))
             except Exception as e:  # a bug of ours: said, never a dead thread
-                relay.failed.emit(internal_error(name, e))
+                relay.failed.emit(failure_message(name, e, "compare them"))
 
         threading.Thread(target=work, name="xocview-compare", daemon=True).start()
 
