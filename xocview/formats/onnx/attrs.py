@@ -140,10 +140,10 @@ def node_attributes(
         if ref_name:
             if call_attrs is None or ref_name not in call_attrs:
                 continue  # an optional attribute the call did not set
-            ref = call_attrs[ref_name]
+            own_name = attr.name  # the value is the call's, the name the node's
             attr = onnx.AttributeProto()
-            attr.CopyFrom(ref)
-            attr.name = attr.name or ref.name
+            attr.CopyFrom(call_attrs[ref_name])
+            attr.name = own_name or attr.name
             kind = attr.type
         name = attr.name
         if name.__class__ is not str:

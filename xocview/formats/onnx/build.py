@@ -12,6 +12,7 @@ from typing import Any
 import onnx
 
 from xocview.formats.onnx.attrs import GRAPH_TYPES, attribute_value, node_attributes
+from xocview.formats.onnx.expansion import KEPT_KEY, keep_functions, plan
 from xocview.formats.onnx.meta import (
     graph_metadata,
     more_metadata,
@@ -39,7 +40,6 @@ from xocview.model.scopes import add_named_scope_groups
 
 __all__ = ["Builder"]
 
-_MAX_FUNCTION_DEPTH = 16
 _EXTERNAL = onnx.TensorProto.EXTERNAL
 
 Rename = Callable[[str], str]
@@ -76,6 +76,13 @@ class Builder:
         self.functions = {
             (f.domain, f.name, getattr(f, "overload", "")): f for f in model.functions
         }
+        # How deep calls are expanded, counted before expanding any (a 2 KB file of functions
+        # each calling the next twice stands for 2^30 nodes).
+        self.plan = plan(model)
+        if self.plan.notes:
+            self.graph.metadata["reader_notes"] = list(self.plan.notes)
+        if self.plan.kept:  # a saved file needs them: no expanded call rebuilds them
+            self.graph.metadata[KEPT_KEY] = keep_functions(model, self.plan.kept)
 
     def build(self) -> Graph:
         g, graph = self.model.graph, self.graph
@@ -91,7 +98,7 @@ class Builder:
             self.kinds.setdefault(t, "output")
             graph.outputs.append(t)
         _all_text(self.pos, graph.nodes)
-        types = TypeTable(self.model, self.data, nested=self.has_subgraphs)
+        types = TypeTable(self.model, self.data, nested=self.has_subgraphs, infer=self.plan.infer)
         graph.tensors.extend(self.make_tensors(types))
         if self.scoped:
             self.adopt_scopes()
@@ -226,7 +233,7 @@ class Builder:
         made: list[int] = []
         inputs: list[int]
         outputs: list[int]
-        functions = self.functions if depth < _MAX_FUNCTION_DEPTH else {}
+        functions = self.functions if depth < self.plan.depth else {}
         ids, nodes, pos, get = self.node_ids, self.graph.nodes, self.pos, self.pos.get
         plain = rename is _same and parent is None
         for k, proto in enumerate(g.node):
@@ -248,6 +255,8 @@ class Builder:
                 metadata["domain"] = domain
             if proto.doc_string or getattr(proto, "metadata_props", None):
                 more_metadata(proto, metadata)
+            if not functions and self.functions:
+                self.not_expanded(proto, metadata)
             if not plain or "" in ins or "" in outs:
                 self.leaf(proto, nid, ins, outs, metadata, parent, rename, depth, call_attrs)
                 continue
@@ -277,6 +286,13 @@ class Builder:
             if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
                 metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, None)
         return made
+
+    def not_expanded(self, proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
+        """Mark a call the plan left unexpanded (too deep) with the function it calls."""
+        fn = self.functions.get((proto.domain, proto.op_type, getattr(proto, "overload", "")))
+        if fn is not None:
+            metadata["function"] = {"domain": text(fn.domain), "name": text(fn.name)}
+            metadata["not_expanded"] = True
 
     def scope_member(self, name: str, position: int) -> None:
         """Note a top-level operator named by scope (``/a/b/Op``) under its prefix (``/a/b``)."""
@@ -334,7 +350,9 @@ class Builder:
         node = Node(nid, op, inputs, outputs, attributes, metadata)
         self.graph.nodes.append(node)
         if subgraphs:  # the bodies' nodes become this node's children
-            metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, call_attrs)
+            # A body a call gave (ref_attr_name) is the caller's graph: no refs resolve in it.
+            refs = {a.name for a in proto.attribute if a.ref_attr_name} if call_attrs else set()
+            metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, call_attrs, refs)
 
     def bodies(
         self,
@@ -343,8 +361,11 @@ class Builder:
         rename: Rename,
         depth: int,
         call_attrs: dict[str, onnx.AttributeProto] | None,
+        refs: set[str] | frozenset[str] = frozenset(),
     ) -> list[str]:
-        """Add the nodes of an If/Loop/Scan node's bodies; returns their ids.
+        """Add the nodes of an If/Loop/Scan node's bodies; returns their ids. ``refs``: the
+        attributes whose body came from the call (walked without ``call_attrs``: a body
+        referring to itself would otherwise be walked for ever).
 
         Each graph attribute's value ({"graph": name}) gets the body's formal ``inputs`` and
         ``outputs`` (tensor ids, in order): what binds a run's values to the body.
@@ -357,7 +378,8 @@ class Builder:
             for name in formal_in:
                 self.subgraph_of.setdefault(self.tensor(name, "input"), nid)
             self.initializers(sub.initializer, rename)
-            made = self.nodes(sub, nid, rename, depth, call_attrs)
+            inner = None if attr_name.partition("[")[0] in refs else call_attrs
+            made = self.nodes(sub, nid, rename, depth, inner)
             for i in made:
                 nodes[i].metadata["subgraph"] = attr_name
             children.extend(nodes[i].id for i in made)

@@ -20,6 +20,7 @@ from onnx.shape_inference import InferenceError
 
 from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.data import data_problem
+from xocview.formats.onnx.expansion import Plan, plan
 from xocview.formats.onnx.text import text
 from xocview.formats.onnx.weights import (
     external_info,
@@ -45,10 +46,15 @@ _CHECKER_ERRORS = (C.ValidationError, InferenceError, RuntimeError, ValueError, 
 _INFERENCE_NODE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
 
 
-def model_findings(model: onnx.ModelProto, source: Source, top: list[int]) -> list[Finding]:
+def model_findings(
+    model: onnx.ModelProto, source: Source, top: list[int], expansion: Plan | None = None
+) -> list[Finding]:
     """Every fault of ``model`` with its place; ``top[k]`` is the shared model's position of
-    the graph's k-th node (so that places such as ``nodes[3] (Conv 'c1')`` match the view)."""
-    walk = _Walk(model, source, top)
+    the graph's k-th node (so that places such as ``nodes[3] (Conv 'c1')`` match the view).
+
+    ``expansion`` (the reader's, else made here) says whether shape inference may run: onnx's
+    expands every function call, and a few nested calls stand for billions of nodes."""
+    walk = _Walk(model, source, top, expansion or plan(model))
     walk.run()
     return walk.out
 
@@ -68,8 +74,11 @@ _INT32_MAX = 2**31 - 1
 class _Walk:
     """One pass over the model, collecting findings in file order."""
 
-    def __init__(self, model: onnx.ModelProto, source: Source, top: list[int]) -> None:
+    def __init__(
+        self, model: onnx.ModelProto, source: Source, top: list[int], expansion: Plan
+    ) -> None:
         self.model = model
+        self.expansion = expansion
         self.source = source
         self.top = top
         self.out: list[Finding] = []
@@ -87,7 +96,10 @@ class _Walk:
         self.graph(self.model.graph, "", set(), self.top)
         for fn in self.model.functions:
             self.function(fn)
-        self.inference()
+        for note in self.expansion.notes:
+            self.out.append(Finding("warning", "functions", note))
+        if self.expansion.infer:
+            self.inference()
         self.safety_net()
 
     # -- the model -----------------------------------------------------------------------------
@@ -309,7 +321,7 @@ class _Walk:
         if any(f.severity == "error" for f in self.out):
             return
         try:  # from the path, so that external data is looked for beside the model
-            onnx.checker.check_model(str(self.source.path), full_check=True)
+            onnx.checker.check_model(str(self.source.path), full_check=self.expansion.infer)
         except _CHECKER_ERRORS as e:
             self.error("model", _first_line(e))
 

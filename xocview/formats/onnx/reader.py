@@ -69,7 +69,7 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
         model = _guarded(source)
         builder = Builder(source, model)
         graph = _build(builder)
-    return graph, model_findings(model, source, builder.top)
+    return graph, model_findings(model, source, builder.top, builder.plan)
 
 
 def _build(builder: Builder) -> Graph:

@@ -37,6 +37,8 @@ GRAPH_FIELDS = frozenset(
         "metadata_props",
         "graph_doc_string",
         "functions",
+        "reader_notes",  # what the reader held back (unexpanded calls): true of the source only
+        "kept_functions",  # the functions of unexpanded calls, written as functions
     }
 )
 NODE_FIELDS = frozenset(

@@ -36,19 +36,24 @@ class TypeTable:
     """
 
     def __init__(
-        self, model: onnx.ModelProto, data: bytes | None = None, nested: bool | None = None
+        self,
+        model: onnx.ModelProto,
+        data: bytes | None = None,
+        nested: bool | None = None,
+        infer: bool = True,
     ) -> None:
         """``data`` is the serialized ``model`` when at hand, which spares inference a copy;
         ``nested`` says whether the graph's nodes have graph-valued attributes (subgraphs), when
         the caller knows, which spares looking at every node. A wrong False misses subgraph
-        types."""
+        types. ``infer``: False keeps to the declared types (inference would expand function
+        calls past any budget, in C++ code that cannot be stopped)."""
         self.keys: dict[str, bytes] = {}
         self._described: dict[bytes, _Decoded] = {}
         if nested is None:
             nested = _collect(model.graph, self.keys)
         else:
             _collect(model.graph, self.keys, nested)
-        if not self._complete(model.graph):
+        if infer and not self._complete(model.graph):
             _inferred(model, nested, self.keys, data)
 
     def _complete(self, g: onnx.GraphProto) -> bool:

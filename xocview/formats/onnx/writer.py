@@ -27,6 +27,7 @@ import onnx
 from xocview.errors import FormatError
 from xocview.formats.onnx.assemble import Assembler, prop_items
 from xocview.formats.onnx.data import needed_bytes
+from xocview.formats.onnx.expansion import kept_functions
 from xocview.formats.onnx.model_files import data_path, write_model_files
 from xocview.formats.onnx.nesting import Nesting
 from xocview.formats.onnx.opsets import ir_version, model_opsets, opset_domain
@@ -84,6 +85,7 @@ def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.M
     model.graph.CopyFrom(asm.main_graph())
     model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in opsets.items())
     model.functions.extend(asm.functions)
+    model.functions.extend(kept_functions(graph.metadata, asm.functions))  # unexpanded calls
     _model_fields(model, graph)
     return asm, model
 
