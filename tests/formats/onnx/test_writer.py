@@ -3,6 +3,7 @@ come back, and a save that cannot succeed leaves nothing behind."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -282,15 +283,26 @@ def test_inline_weights_stay_inline(tmp_path: Path) -> None:
 
 
 def test_saving_over_the_source_keeps_its_external_weights(tmp_path: Path) -> None:
-    """The source's data file is replaced while its weights are being read: they are read from
-    the old file before anything is renamed."""
+    """The source's data file, which onnx wrote, is not xocview's: it stays as it was, and the
+    weights, read from it, go to the next free name, which the notes give."""
     path = _external_model(tmp_path)
+    old_data = (tmp_path / "model.onnx.data").read_bytes()
     before = load(path)
     want = np.array(before.tensor("W").data)
-    save(load(path), path)
+    notes = save(load(path), path)
+    assert any("'model.onnx.data' was kept" in n and "'model.onnx.1.data'" in n for n in notes)
     np.testing.assert_array_equal(load(path).tensor("W").data, want)
-    assert load(path) == before
-    assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.data"]
+    after = load(path)
+    assert after.tensor("W").metadata.pop("external_data")["location"] == "model.onnx.1.data"
+    before.tensor("W").metadata.pop("external_data")
+    assert after == before
+    assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.1.data", "model.onnx.data"]
+    assert (tmp_path / "model.onnx.data").read_bytes() == old_data
+    del before, after  # their unread weights would keep model.onnx.1.data (see in_use)
+    gc.collect()  # a graph and its index refer to each other
+    save(load(path), path)  # its own data file is replaced: the names take turns
+    assert sorted(os.listdir(tmp_path)) == ["model.onnx", "model.onnx.2.data", "model.onnx.data"]
+    assert_same_outputs(tmp_path / "model.onnx", path)
 
 
 # -- saves that cannot succeed ------------------------------------------------------------------

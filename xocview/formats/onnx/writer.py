@@ -3,15 +3,16 @@
 What is written: the operators in topological order; function calls as calls of functions
 rebuilt from their bodies; If/Loop/Scan with bodies rebuilt from their children (so edits
 inside are saved); groups that stand for nothing in ONNX (scopes, the user's groups) are not
-written. Weights with values become initializers: inline, or as external data in
-``<model>.data`` beside the model when the source kept them external or the model would be
-too big for one protobuf, each of at least ``EXTERNAL_THRESHOLD`` bytes. Opset imports, IR
+written. Weights with values become initializers: inline, or as external data in a data file
+beside the model (``<model>.data`` or, when that name is taken, ``<model>.<n>.data``: see
+``model_files``) when the source kept them external or the model would be too big for one
+protobuf, each of at least ``EXTERNAL_THRESHOLD`` bytes. Opset imports, IR
 version, producer, doc strings and metadata_props are kept; metadata ONNX has no field for
 goes to one metadata_props entry (``sidecar``), which the reader puts back.
 
 The model must pass ``onnx.checker.check_model(full_check=True)`` before anything is
-written; then the data file and the model are each written to a temporary file beside the
-target and renamed over it, the data first. ``save`` returns notes of what the file could
+written; then ``model_files`` writes a new data file and replaces the model, so that a kill
+at any point leaves the old pair or the new. ``save`` returns notes of what the file could
 not keep (weights without values, groups), for the CLI to print and the window to show.
 """
 
@@ -28,7 +29,7 @@ from xocview.errors import FormatError
 from xocview.formats.onnx.assemble import Assembler, prop_items
 from xocview.formats.onnx.data import needed_bytes
 from xocview.formats.onnx.expansion import kept_functions
-from xocview.formats.onnx.model_files import data_path, write_model_files
+from xocview.formats.onnx.model_files import data_header, write_model_files
 from xocview.formats.onnx.nesting import Nesting
 from xocview.formats.onnx.opsets import ir_version, model_opsets, opset_domain
 from xocview.formats.onnx.sidecar import KEY, pack
@@ -67,8 +68,8 @@ def save(graph: Graph, path: str | Path) -> list[str]:
         entry.key, entry.value = KEY, text
     _require_io_shapes(model, file)
     _check(model, file)
-    _write(path, model, graph, external)
-    return _notes(graph, nest, asm, stale)
+    written = _write(path, model, graph, external)
+    return _notes(graph, nest, asm, stale) + written
 
 
 def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.ModelProto]:
@@ -137,17 +138,16 @@ def _initializers(
     model: onnx.ModelProto, graph: Graph, weights: list[int], path: Path
 ) -> _External:
     """Add the weights with values as initializers: inline ones with their data, external
-    ones as references into ``<model>.data`` (their bytes are written later). Returns what
-    goes into the data file, in order."""
+    ones as references into the data file (its name and their bytes come when it is
+    written). Returns what goes into the data file, in order."""
     tensors, file = graph.tensors, str(path)
     sizes = {t: _byte_size(graph, t) for t in weights if tensors[t].has_data}
     big = {t for t, n in sizes.items() if n >= EXTERNAL_THRESHOLD}
     outside = {t for t in big if "external_data" in tensors[t].metadata}
     if sum(sizes.values()) - sum(sizes[t] for t in outside) > INLINE_LIMIT:
         outside = big
-    location = data_path(path).name
     external: _External = []
-    offset = 0
+    offset = len(data_header(path.name))
     for t in sizes:
         tensor = tensors[t]
         if t not in outside:
@@ -159,7 +159,7 @@ def _initializers(
         init.dims.extend(int(d) for d in tensor.shape)
         init.data_type = dtype_code(tensor.dtype)
         init.data_location = onnx.TensorProto.EXTERNAL
-        for key, value in (("location", location), ("offset", offset), ("length", sizes[t])):
+        for key, value in (("location", ""), ("offset", offset), ("length", sizes[t])):
             entry = init.external_data.add()
             entry.key, entry.value = key, str(value)
         external.append((t, offset, sizes[t]))
@@ -220,21 +220,29 @@ def _check(model: onnx.ModelProto, file: str) -> None:
         raise FormatError(file, place, f"onnx's checker refuses the model: {detail}") from e
 
 
-def _write(path: Path, model: onnx.ModelProto, graph: Graph, external: _External) -> None:
-    """The data file (when there is one) and the model: both written, or neither changed."""
-    try:
-        data = model.SerializeToString()
-    except ValueError as e:  # over protobuf's 2 GiB
-        raise FormatError(str(path), "", f"the model is too big for one protobuf ({e})") from e
+def _write(path: Path, model: onnx.ModelProto, graph: Graph, external: _External) -> list[str]:
+    """The data file (when there is one) and the model: the new pair, or the old as it was.
+    Returns notes of where the data went when its usual name belongs to another file."""
+    if model.ByteSize() >= 1 << 31:  # refused before any file is written
+        raise FormatError(str(path), "", "the model is too big for one protobuf (over 2 GiB)")
+
+    def model_for(location: str | None) -> bytes:
+        for init in model.graph.initializer:
+            if init.data_location == onnx.TensorProto.EXTERNAL and location is not None:
+                init.external_data[0].value = location  # "location" comes first
+        try:
+            return model.SerializeToString()
+        except ValueError as e:
+            raise FormatError(str(path), "", f"the model is too big for one protobuf ({e})") from e
 
     def write_data(f: BinaryIO) -> None:
         _write_data(f, graph, external, path)
 
-    write_model_files(path, data, write_data if external else None)
+    return write_model_files(path, model_for, write_data if external else None)
 
 
 def _write_data(f: BinaryIO, graph: Graph, external: _External, path: Path) -> None:
-    at = 0
+    at = len(data_header(path.name))  # written by model_files
     for t, offset, length in external:
         tensor = graph.tensors[t]
         raw = weight_proto(tensor, tensor.id, str(path)).raw_data
