@@ -235,8 +235,8 @@ def test_a_file_is_read_once_when_opened(
     assert window.errors == []
     if kind == "onnx":
         reads.clear()
-        sent = list(load_process.child_messages(str(path)))  # head, graph, nodes, tensors
-        assert len(sent) == 4
+        sent = list(load_process.child_messages(str(path)))  # head, graph, nodes, tensors, end
+        assert len(sent) == 5
         assert reads == ["read_regular_file", "os.open"]
 
 

@@ -240,16 +240,16 @@ def open_sample(qtbot: Any, window: Any) -> GraphView:
 def test_labels_out_of_memory_leave_a_usable_drawing_and_say_so(
     qtbot: Any, window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    view = open_sample(qtbot, window)
     calls: list[int] = []
 
     def exhausted(*args: object, **kwargs: object) -> None:
         calls.append(1)
         raise MemoryError
 
-    monkeypatch.setattr(label_worker, "placed_labels", exhausted)
+    monkeypatch.setattr(label_worker, "placed_labels", exhausted)  # any placement, from now
+    view = open_sample(qtbot, window)
     d, style = view.doc.drawing, theme(view.theme_name)
-    view.labels.request(d, style)
+    view.labels.request(d, style)  # (unless the first paint asked for them already)
     qtbot.waitUntil(lambda: bool(window.errors) and view.labels.idle, timeout=10000)
     assert window.errors == [
         "simple_model.json: out of memory while trying to place its shape labels; "

@@ -27,6 +27,7 @@ import io
 import marshal
 import multiprocessing
 import multiprocessing.forkserver
+import multiprocessing.spawn as spawn
 import operator
 import os
 import pickle
@@ -82,7 +83,8 @@ def _context() -> Any:
     """The fork server where there is one (POSIX), else fresh interpreters (Windows)."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])  # the readers, imported once by the server
+        # the readers, imported and warmed up once by the server (see load_warm)
+        ctx.set_forkserver_preload([__name__, "xocview.ui.load_warm"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -97,7 +99,7 @@ class ChildLoad:
         self._process = ctx.Process(
             target=_child, args=(str(path), child_end), name="xocview-read", daemon=True
         )
-        self._process.start()
+        _start_without_main(self._process)
         child_end.close()  # the child's end is the child's: its death then ends our reads
         self.killed = False
 
@@ -115,19 +117,24 @@ class ChildLoad:
                 head = pickle.loads(self._conn.recv_bytes())
                 if head[0] == "failed":
                     raise XocviewError(head[1])
-                if head[0] != "graph":
-                    return None
-                return _decode(self._received(head[2], between)), head[1]
+                return _decode(self._received(between)), head[1]
             except (EOFError, OSError) as e:
                 raise XocviewError(self._death()) from e
+            except _Unsendable:
+                return None
         finally:
-            self._conn.close()
-            self._process.join(5)
+            self._conn.close()  # the child, done, ends by itself: reaped at the next start
 
-    def _received(self, count: int, between: Callable[[], None]) -> Iterator[Any]:
-        for _ in range(count):
+    def _received(self, between: Callable[[], None]) -> Iterator[tuple[str, Any]]:
+        """The pieces as they come (the child sends each as soon as it is made)."""
+        while True:
             between()
-            yield pickle.loads(self._conn.recv_bytes())
+            kind, value = pickle.loads(self._conn.recv_bytes())
+            if kind == "end":
+                return
+            if kind == "unpicklable":
+                raise _Unsendable(value)
+            yield kind, value
 
     def _death(self) -> str:
         """Why the child ended without an answer, in words."""
@@ -143,6 +150,33 @@ class ChildLoad:
         return f"{name}: the process reading it ended without an answer (exit code {code})"
 
 
+_LAUNCH = threading.Lock()
+
+
+def _start_without_main(process: Any) -> None:
+    """Start ``process`` without running the main script in it again.
+
+    multiprocessing has a child import the parent's main module (the ``xocview`` script with
+    the whole command line, or a test runner) so that functions defined there can be found;
+    the child's function lives here, and that import tripled a child's start. What the child
+    is told is made by ``spawn.get_preparation_data``, swapped while this start lasts.
+    """
+    with _LAUNCH:
+        real = spawn.get_preparation_data
+
+        def without_main(name: str) -> dict[str, Any]:
+            data = real(name)
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+            return data
+
+        spawn.get_preparation_data = without_main
+        try:
+            process.start()
+        finally:
+            spawn.get_preparation_data = real
+
+
 def _child(name: str, conn: Connection) -> None:
     """In the child: read the file and send what ``child_messages`` makes of it."""
     with conn:
@@ -150,9 +184,14 @@ def _child(name: str, conn: Connection) -> None:
             conn.send_bytes(message)
 
 
+class _Unsendable(Exception):
+    """The child's graph cannot be sent (deep metadata, a reader pickle cannot carry)."""
+
+
 def child_messages(name: str) -> Iterator[bytes]:
-    """What the child sends for the file ``name``: ``("graph", format, pieces)`` then the
-    pieces, or ``("failed", one line)``, or ``("unpicklable", reason)``."""
+    """What the child sends for the file ``name``: ``("failed", one line)``, or
+    ``("graph", format)``, the pieces and ``("end", None)``, or, in place of the rest of the
+    pieces, ``("unpicklable", reason)``."""
     try:
         graph, fmt = load_source(Source(Path(name)))
     except XocviewError as e:
@@ -161,13 +200,13 @@ def child_messages(name: str) -> Iterator[bytes]:
     except BaseException as e:  # the child's every failure is one line
         yield pickle.dumps(("failed", failure_message(name, e)))
         return
+    yield pickle.dumps(("graph", fmt.NAME))
     try:
-        pieces = _encode(graph)
+        yield from _encode(graph)
     except BaseException as e:  # deep metadata, a weight reader that cannot be sent
         yield pickle.dumps(("unpicklable", failure_message(name, e, "send it")))
         return
-    yield pickle.dumps(("graph", fmt.NAME, len(pieces)))
-    yield from pieces
+    yield pickle.dumps(("end", None))
 
 
 # -- the graph in pieces ------------------------------------------------------------------------
@@ -188,16 +227,16 @@ def _row_fields(cls: type) -> tuple[list[str], bool]:
     return _fields(cls), False
 
 
-def _encode(graph: Graph) -> list[bytes]:
-    """The graph as pickled pieces: the graph's own fields, then nodes and tensors as tuples."""
+def _encode(graph: Graph) -> Iterator[bytes]:
+    """The graph as pickled pieces: the graph's own fields, then nodes and tensors as tuples
+    (one piece at a time: the parent unpickles one while the next is made)."""
     shell = tuple(getattr(graph, name) for name in _fields(Graph, _GRAPH_SKIPPED))
-    pieces = [_dumps(("graph", shell))]
+    yield _dumps(("graph", shell))
     with gc_paused():
         for kind, cls, items in (("nodes", Node, graph.nodes), ("tensors", Tensor, graph.tensors)):
             row = operator.attrgetter(*_row_fields(cls)[0])  # a tuple per item, made in C
             for start in range(0, len(items), _PIECE):
-                pieces.append(_dumps((kind, list(map(row, items[start : start + _PIECE])))))
-    return pieces
+                yield _dumps((kind, list(map(row, items[start : start + _PIECE]))))
 
 
 def _decode(pieces: Iterator[tuple[str, Any]]) -> Graph:

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 
 from xocview.ui.canvas.drawing import Drawing
 from xocview.ui.canvas.labels import Stopped
-from xocview.ui.canvas.painter import no_labels, placed_labels
+from xocview.ui.canvas.painter import labels_placed, no_labels, placed_labels
 from xocview.ui.canvas.style import Style
 from xocview.ui.failure_text import failure_message
 from xocview.ui.guard import tell
@@ -57,6 +57,8 @@ class LabelPlacer(QObject):
 
     def request(self, d: Drawing, style: Style) -> None:
         self._shown = id(d)
+        if labels_placed(d, style):  # placed, or given up on (no_labels)
+            return
         with self._lock:
             if id(d) in self._busy:
                 return
