@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xocview.formats.atomic import remove_stale_temporaries, write_text_atomic
+from xocview.formats.atomic import remove_stale_temporaries, write_atomic, write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,3 +85,52 @@ def test_sigkill_during_a_save_then_saving_again_leaves_one_whole_file(tmp_path:
     write_text_atomic(target, '{"new": true}')
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
     assert target.read_text() == '{"new": true}'
+
+
+def test_before_replace_sees_the_whole_temporary_file_and_the_old_target(tmp_path: Path) -> None:
+    target = tmp_path / "model.json"
+    target.write_text("old")
+    seen: list[tuple[str, list[bytes]]] = []
+
+    def look() -> None:
+        temps = [p.read_bytes() for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+        seen.append((target.read_text(), temps))
+
+    write_atomic(target, lambda f: f.write(b"new"), look)
+    assert seen == [("old", [b"new"])]
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the lock is flock, POSIX only")
+def test_saves_in_one_folder_take_turns(tmp_path: Path) -> None:
+    """A second process waits for the folder's lock while the first holds it."""
+    holder = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from xocview.formats.atomic import folder_lock\n"
+        "with folder_lock(Path(sys.argv[1])):\n"
+        "    print('in', time.monotonic(), flush=True)\n"
+        "    time.sleep(float(sys.argv[2]))\n"
+        "    print('out', time.monotonic(), flush=True)\n"
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-c", holder, str(tmp_path), "1.5"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert first.stdout is not None
+    assert first.stdout.readline().startswith("in")
+    second = subprocess.run(
+        [sys.executable, "-c", holder, str(tmp_path), "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out_first = float(first.stdout.readline().split()[1])
+    first.wait(timeout=60)
+    in_second = float(second.stdout.split()[1])
+    assert in_second >= out_first
+    assert os.listdir(tmp_path) == []  # no lock file left behind
