@@ -33,7 +33,10 @@ class AttributeProblem(ValueError):
 
 @lru_cache(maxsize=4096)
 def schema_of(op: str, version: int, domain: str) -> onnx.defs.OpSchema | None:
-    """The schema of ``op`` in force at opset ``version`` of ``domain``, or None."""
+    """The schema of ``op`` in force at opset ``version`` of ``domain``, or None (also for a
+    version out of the lookup's range, which it refuses with a TypeError)."""
+    if not 0 <= version < 2**31:
+        return None
     try:
         return onnx.defs.get_schema(op, version, domain)
     except onnx.defs.SchemaError:

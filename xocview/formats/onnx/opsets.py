@@ -14,12 +14,14 @@ from functools import lru_cache
 
 import onnx
 
-from xocview.errors import FormatError
+from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.attr_protos import schema_of
 from xocview.model import Graph, Node
+from xocview.model.dtypes import dtype_by_onnx_code
 from xocview.model.schema import schema_attributes
 
 __all__ = [
+    "MAX_OPSET_VERSION",
     "ONNX_DOMAINS",
     "PREFERRED_OPSET",
     "ir_version",
@@ -31,6 +33,8 @@ __all__ = [
 # The newest default-domain opset chosen for graphs that name none: one that onnxruntime
 # releases of the last years all run.
 PREFERRED_OPSET = 21
+# The versions onnx's schema lookup takes (a C++ int).
+MAX_OPSET_VERSION = 2**31 - 1
 # Domains whose operators ONNX's schemas define ("" is the default, also spelt "ai.onnx").
 ONNX_DOMAINS = frozenset(
     {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
@@ -90,18 +94,16 @@ def model_opsets(graph: Graph, operators: Iterable[Node], file: str) -> dict[str
     names them; ``operators`` are the nodes written as operators (not function calls).
 
     Raises FormatError naming the first node whose op does not fit the opset: an op that is
-    no ONNX operator, an attribute or an input count its schema does not have.
+    no ONNX operator, an attribute or an input count its schema does not have, an element
+    type code that is none; and naming the entry of an opset version out of range.
     """
-    opsets: dict[str, int] = {}
-    for entry in graph.metadata.get("opset_import", ()) or ():
-        if isinstance(entry, dict):
-            domain, version = entry.get("domain"), entry.get("version")
-            if isinstance(domain, str) and isinstance(version, int):
-                opsets.setdefault(opset_domain(domain), version)
+    opsets = _given_opsets(graph, file)
     by_domain: dict[str, dict[Signature, Node]] = {}
     for node in operators:
         sig = signature(node)
         by_domain.setdefault(sig[0], {}).setdefault(sig, node)
+        if sig[0] in ONNX_DOMAINS:
+            _check_dtype_codes(node, file)
     for domain, sigs in by_domain.items():
         if domain not in opsets:
             opsets[domain] = _fitting(sigs, domain) if domain in ONNX_DOMAINS else 1
@@ -118,6 +120,52 @@ def model_opsets(graph: Graph, operators: Iterable[Node], file: str) -> dict[str
                         "(ONNX output needs every op to be one: replace or delete the node)",
                     )
     return opsets
+
+
+def _given_opsets(graph: Graph, file: str) -> dict[str, int]:
+    """The graph's own opset imports (from its source); FormatError for a version that no
+    opset has (onnx takes 1 to 2^31 - 1; a larger one would fail inside its schema lookup)."""
+    opsets: dict[str, int] = {}
+    entries = graph.metadata.get("opset_import", ()) or ()
+    for k, entry in enumerate(entries if isinstance(entries, list) else ()):
+        if isinstance(entry, dict):
+            domain, version = entry.get("domain"), entry.get("version")
+            if isinstance(domain, str) and isinstance(version, int):
+                if not 1 <= version <= MAX_OPSET_VERSION:
+                    raise FormatError(
+                        file,
+                        f"graph metadata 'opset_import'[{k}]",
+                        f"version {shorten(str(version), 40)} of domain "
+                        f"'{shorten(domain or 'ai.onnx')}' is out of range",
+                        f"an opset version from 1 to {MAX_OPSET_VERSION} (e.g. {PREFERRED_OPSET})",
+                    )
+                opsets.setdefault(opset_domain(domain), version)
+    return opsets
+
+
+# Attributes of ONNX operators that hold an element type code (Cast's 'to', EyeLike's and
+# the Random ops' 'dtype', QuantizeLinear's 'output_dtype'), and whether 0 (unset) may be one.
+_DTYPE_ATTRIBUTES = {"to": False, "dtype": False, "output_dtype": True}
+
+
+def _check_dtype_codes(node: Node, file: str) -> None:
+    """FormatError naming the node when an element type attribute holds no type's code (onnx's
+    checker stops on it with a message that names no node)."""
+    for name, zero_ok in _DTYPE_ATTRIBUTES.items():
+        code = node.attributes.get(name)
+        if not isinstance(code, int) or isinstance(code, bool) or (zero_ok and code == 0):
+            continue
+        if code == 0 or dtype_by_onnx_code(code) is None or not _onnx_knows(code):
+            raise FormatError(
+                file,
+                f"node '{node.id}'",
+                f"attribute '{name}' is {shorten(str(code), 40)}, which is no element type",
+                "an ONNX TensorProto.DataType code, e.g. 1 (float32) or 7 (int64)",
+            )
+
+
+def _onnx_knows(code: int) -> bool:
+    return code in onnx.TensorProto.DataType.values()
 
 
 def _fitting(sigs: dict[Signature, Node], domain: str) -> int:
@@ -142,10 +190,18 @@ def _newest(domain: str) -> int:
     return max(versions, default=1)
 
 
-def ir_version(graph: Graph, opsets: dict[str, int]) -> int:
-    """The graph's own IR version, else the lowest that its opsets need."""
+def ir_version(graph: Graph, opsets: dict[str, int], file: str = "") -> int:
+    """The graph's own IR version, else the lowest that its opsets need. FormatError for one
+    newer than this onnx writes (its checker would refuse it; past 2^63 protobuf would)."""
     version = graph.metadata.get("ir_version")
     if isinstance(version, int) and not isinstance(version, bool) and version > 0:
+        if version > onnx.IR_VERSION:
+            raise FormatError(
+                file,
+                "graph metadata 'ir_version'",
+                f"IR version {shorten(str(version), 40)} is newer than this ONNX writes",
+                f"an IR version up to {onnx.IR_VERSION}, or none (the lowest the opsets need)",
+            )
         return version
     ids = [onnx.helper.make_opsetid(d, v) for d, v in opsets.items() if d in ONNX_DOMAINS]
     return max(onnx.helper.find_min_ir_version_for(ids, ignore_unknown=True), 3)

@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import onnx
 
-from xocview.errors import FormatError
+from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.assemble import Assembler, prop_items
 from xocview.formats.onnx.data import needed_bytes
 from xocview.formats.onnx.expansion import kept_functions
@@ -80,14 +80,14 @@ def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.M
         if role == "call":
             domain = graph.nodes[i].metadata["function"].get("domain", "")
             opsets.setdefault(opset_domain(domain if isinstance(domain, str) else ""), 1)
-    asm = Assembler(nest, opsets, ir_version(graph, opsets))
+    asm = Assembler(nest, opsets, ir_version(graph, opsets, file))
     model = onnx.ModelProto()
     model.ir_version = asm.ir_version
     model.graph.CopyFrom(asm.main_graph())
     model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in opsets.items())
     model.functions.extend(asm.functions)
     model.functions.extend(kept_functions(graph.metadata, asm.functions))  # unexpanded calls
-    _model_fields(model, graph)
+    _model_fields(model, graph, file)
     return asm, model
 
 
@@ -113,14 +113,22 @@ def _notes(graph: Graph, nest: Nesting, asm: Assembler, stale: list[str]) -> lis
     return notes
 
 
-def _model_fields(model: onnx.ModelProto, graph: Graph) -> None:
+def _model_fields(model: onnx.ModelProto, graph: Graph, file: str) -> None:
     """The model's own fields from the graph's metadata (those it has)."""
     md = graph.metadata
     for key in ("producer_name", "producer_version", "domain", "doc_string"):
         if isinstance(md.get(key), str):
             setattr(model, key, md[key])
-    if isinstance(md.get("model_version"), int):
-        model.model_version = md["model_version"]
+    version = md.get("model_version")
+    if isinstance(version, int):
+        if not -(2**63) <= version < 2**63:
+            raise FormatError(
+                file,
+                "graph metadata 'model_version'",
+                f"{shorten(str(version), 40)} does not fit ONNX's model_version",
+                "a 64-bit integer",
+            )
+        model.model_version = version
     props = md.get("metadata_props")
     if isinstance(props, dict):
         for key, value in prop_items(props):
@@ -211,7 +219,13 @@ def _check(model: onnx.ModelProto, file: str) -> None:
     probe.metadata_props.extend(model.metadata_props)
     try:
         onnx.checker.check_model(probe, full_check=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+    except (
+        onnx.checker.ValidationError,
+        onnx.shape_inference.InferenceError,
+        ValueError,  # what pybind11 makes of some checker errors ("Invalid tensor data type")
+        RuntimeError,
+        TypeError,
+    ) as e:
         message = str(e).strip()
         found = _NODE_NAME.search(message)
         place = f"node '{found.group(1)}'" if found else ""
