@@ -1,5 +1,7 @@
 """Hostile nesting (issue 28): scope paths of 50,000 parts and groups nested 5,000 deep cost
-memory and time linear in the file, and groups past ``MAX_GROUP_DEPTH`` are shown flattened."""
+memory and time linear in the file, and groups past ``MAX_GROUP_DEPTH`` are shown flattened;
+dotted keys and metadata of any depth are walked without recursion, expanded and edited only
+up to ``MAX_METADATA_DEPTH``."""
 
 from __future__ import annotations
 
@@ -8,8 +10,20 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.model.conftest import chain, node
+from xocview.errors import EditError
 from xocview.model import Graph, Hierarchy, Node, validate, visible_graph
+from xocview.model.dotted import (
+    MAX_METADATA_DEPTH,
+    expand_dotted,
+    expand_dotted_if_possible,
+    flatten_dotted,
+    has_dotted_keys,
+    nesting,
+)
+from xocview.model.edits.lookup import check_json, key_parts, set_path
 from xocview.model.hierarchy import MAX_GROUP_DEPTH
 from xocview.model.scopes import add_named_scope_groups, add_scope_groups
 from xocview.model.sections import add_section_groups, without_sections
@@ -183,3 +197,61 @@ def test_sections_leave_flattened_nodes_where_the_file_put_them() -> None:
     add_section_groups(g)
     saved = without_sections(g)
     assert [nd.metadata for nd in saved.nodes] == before
+
+
+# -- dotted keys and deep metadata -------------------------------------------------------------
+
+
+def deep_dict(depth: int) -> dict[str, Any]:
+    """{"a": {"a": ... {"a.b": 1}}} ``depth`` levels deep, built without recursion."""
+    inner: dict[str, Any] = {"a.b": 1}
+    for _ in range(depth - 1):
+        inner = {"a": inner}
+    return inner
+
+
+def test_a_key_of_2000_dotted_parts_is_kept_whole() -> None:
+    key = ".".join(["a"] * 2_000)
+    kept: list[str] = []
+    out = expand_dotted({"x": {key: 1, "p.q": 2}}, kept)
+    assert out == {"x": {key: 1, "p": {"q": 2}}}
+    assert kept == [f"x.{key}"]
+    assert nesting(out) <= MAX_METADATA_DEPTH
+
+
+def test_a_key_that_fits_only_higher_up_is_kept_whole_below() -> None:
+    key = ".".join(["b"] * 100)
+    assert nesting(expand_dotted({key: 1})) == 100
+    out = expand_dotted({"a": {key: deep_dict(95)}})  # 1 + 100 + 95 levels: too deep
+    assert key in out["a"]
+    assert nesting(out) == 1 + 1 + 96  # the kept key's value is expanded on its own
+
+
+def test_the_walkers_take_any_depth_without_recursion() -> None:
+    deep = deep_dict(50_000)
+    assert has_dotted_keys(deep)
+    assert nesting(expand_dotted(deep)) == 50_000  # "a.b" at the bottom is kept whole
+    assert expand_dotted_if_possible(deep) is not deep
+    flat = flatten_dotted(deep)
+    assert list(flat.values()) == [1] and len(next(iter(flat))) == 2 * 50_000 + 1
+
+
+def test_dicts_meeting_at_one_place_merge_up_to_the_limit() -> None:
+    out = expand_dotted({"a.b": deep_dict(150), "a": {"b": {"c": 1}}})
+    assert out["a"]["b"]["c"] == 1 and "a" in out["a"]["b"]
+    assert nesting(out) == 2 + 151
+
+
+def test_edits_refuse_keys_and_values_past_the_limit() -> None:
+    key = ".".join(["a"] * 2_000)
+    with pytest.raises(EditError, match="has 2,000 dotted parts; metadata nests at most"):
+        key_parts(key)
+    parts = key_parts(".".join(["a"] * 150))
+    with pytest.raises(EditError, match="would nest 251 levels deep under 'a'"):
+        set_path({}, parts, deep_dict(100), "node 'n' metadata")
+    assert nesting(set_path({}, parts, deep_dict(40), "node 'n' metadata")) == 191
+    value: Any = 1
+    for _ in range(10_000):
+        value = [value]
+    with pytest.raises(EditError, match=r"^v\[0\]\[0\]\[0\].*nested more than 192 levels"):
+        check_json(value, "v")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from xocview.errors import FormatError
+from xocview.formats.json_text import MAX_DEPTH, JsonTooDeep, loads
 
 __all__ = ["MAX_FILE_SIZE", "Source", "read_regular_file"]
 
@@ -65,7 +66,11 @@ def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE
                 "a graph file under 2 GiB (weights in external data files)",
             )
         try:
-            data = f.read(limit + 1)
+            # The size it has, and one byte to see it grow: read(limit + 1) would ask the
+            # allocator for 2 GiB for every file, however small.
+            data = f.read(info.st_size + 1)
+            if len(data) > info.st_size:
+                data += f.read(limit + 1 - len(data))
         except OSError as e:
             raise FormatError(name, "", f"cannot be read ({e.strerror})") from e
     if len(data) > limit:  # the file grew while it was read
@@ -122,23 +127,24 @@ class Source:
                 self._json_error.__cause__ = e
             else:
                 try:
-                    self._json = json.loads(text)
+                    self._json = loads(text, self._bytes)
                     if _SURROGATE_ESCAPE.search(text):
                         _refuse_lone_surrogates(self.name, self._json)
                 except FormatError as e:
                     self._json = _MISSING
                     self._json_error = e
+                except JsonTooDeep as e:
+                    self._json_error = FormatError(
+                        self.name,
+                        e.place or f"line {e.line} column {e.column}",
+                        f"nested {e.depth:,} deep"
+                        + (f" (line {e.line} column {e.column})" if e.place else ""),
+                        f"arrays and objects nested at most {MAX_DEPTH} deep",
+                    )
+                    self._json_error.__cause__ = e
                 except json.JSONDecodeError as e:
                     self._json_error = FormatError(
                         self.name, f"line {e.lineno} column {e.colno}", f"invalid JSON: {e.msg}"
-                    )
-                    self._json_error.__cause__ = e
-                except RecursionError as e:
-                    self._json_error = FormatError(
-                        self.name,
-                        "",
-                        "JSON nested too deeply to read",
-                        "arrays and objects nested at most a few hundred levels",
                     )
                     self._json_error.__cause__ = e
                 except ValueError as e:  # an integer past Python's conversion limit

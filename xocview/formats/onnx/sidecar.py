@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from xocview.formats.json_text import loads as load_json
 from xocview.model import Graph
 
 __all__ = ["GRAPH_FIELDS", "KEY", "NODE_FIELDS", "TENSOR_FIELDS", "pack", "parse", "restore"]
@@ -104,7 +105,7 @@ def parse(text: str) -> dict[str, Any] | None:
     """The entry's document, or None when the text is not one (someone else's entry of
     that name stays an ordinary metadata_props entry)."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text)  # one nested past MAX_DEPTH too (JsonTooDeep is a ValueError)
     except ValueError:
         return None
     return doc if isinstance(doc, dict) else None

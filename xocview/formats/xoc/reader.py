@@ -17,7 +17,12 @@ from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
 from xocview.formats.xoc.writer import dumps
 from xocview.model import Finding, Graph, Node, Tensor
-from xocview.model.dotted import DottedKeyConflict, expand_dotted, has_dotted_keys
+from xocview.model.dotted import (
+    MAX_METADATA_DEPTH,
+    DottedKeyConflict,
+    expand_dotted,
+    has_dotted_keys,
+)
 from xocview.model.dtypes import DTYPES, canonical_dtype
 from xocview.model.graph import TENSOR_KINDS
 
@@ -38,9 +43,14 @@ EXPANDS_DOTTED_KEYS = True  # the reader expands them itself
 
 _KINDS = frozenset(TENSOR_KINDS)
 _MAX_DIM = 2**63 - 1  # a dimension is an int64 everywhere (ONNX, numpy)
-_ROOT_KEYS = frozenset(
-    {"id", "name", "tensors", "nodes", "operators", "inputs", "outputs", "metadata", "edges"}
-)
+_ROOT_KEYS = frozenset({"id", "name", "tensors", "nodes", "inputs", "outputs", "metadata"})
+_TENSOR_KEYS = frozenset({"id", "name", "shape", "dtype", "metadata"})
+_NODE_KEYS = frozenset({"id", "name", "inputs", "outputs", "attributes", "metadata"})
+# Root keys read as nothing, and why (``check`` says so for each).
+_IGNORED_ROOT = {
+    "edges": "ignored: edges are the nodes' inputs and outputs",
+    "operators": "ignored beside 'nodes', which is read (a graph has one node list)",
+}
 
 
 def sniff(source: Source) -> str | None:
@@ -106,6 +116,11 @@ class _Reader:
         self.file = file
         self.found = found
 
+    def warn(self, place: str, problem: str) -> None:
+        """A finding for ``check`` only: something read past or kept as it is."""
+        if self.found is not None:
+            self.found.append(Finding("warning", place, problem))
+
     def fail(self, place: str, problem: str, expected: str | None = None) -> None:
         if self.found is None:
             raise FormatError(self.file, place, problem, expected)
@@ -133,10 +148,36 @@ class _Reader:
         )
         metadata = self.metadata(root.get("metadata"), p + "metadata")
         if self.found is not None:
-            for key in root:
-                if key not in _ROOT_KEYS:
-                    self.found.append(Finding("warning", p + key, "unknown root key, ignored"))
+            self.unread(doc, root, p, node_key, raw_tensors, raw_nodes)
         return Graph(gid, name, tensors, nodes, inputs, outputs, metadata)
+
+    def unread(
+        self,
+        doc: Any,
+        root: dict[str, Any],
+        p: str,
+        node_key: str,
+        raw_tensors: list[Any],
+        raw_nodes: list[Any],
+    ) -> None:
+        """A warning for every key that reading passed over: beside ``graph`` in a wrapped
+        file, at the root, in each tensor and in each node."""
+        if p:
+            for key in doc:
+                if key != "graph":
+                    self.warn(key, "ignored beside 'graph', which holds the graph")
+        for key in root:
+            if key not in _ROOT_KEYS and key != node_key:
+                self.warn(p + key, _IGNORED_ROOT.get(key, "unknown root key, ignored"))
+        for what, raw, known, kind in (
+            ("tensors", raw_tensors, _TENSOR_KEYS, "tensor"),
+            (node_key, raw_nodes, _NODE_KEYS, "node"),
+        ):
+            for i, item in enumerate(raw):
+                if type(item) is dict and not item.keys() <= known:
+                    for key in item:
+                        if key not in known:
+                            self.warn(f"{p}{what}[{i}].{key}", f"unknown {kind} key, ignored")
 
     def string(self, obj: dict[str, Any], key: str, place: str) -> str:
         value = obj.get(key)
@@ -162,10 +203,19 @@ class _Reader:
             self.fail(place, f"is {json_type(value)}", "an object")
             return {}
         if value and has_dotted_keys(value):
+            kept: list[str] = []
             try:
-                return expand_dotted(value)
+                value = expand_dotted(value, kept)
             except DottedKeyConflict as e:
                 self.fail(f"{place}.{e.key}", str(e), "each dotted key to name its own place")
+            for key in kept:
+                parts = key.split(".")
+                shown = ".".join(parts[:5]) + ("…" if len(parts) > 5 else "")
+                self.warn(
+                    f"{place}.{shown}",
+                    f"a key of {key.count('.') + 1:,} dotted parts kept whole; metadata "
+                    f"nests at most {MAX_METADATA_DEPTH} levels deep",
+                )
         return value
 
     # -- tensors -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from xocview.errors import EditError
-from xocview.model.dotted import DottedKeyConflict, expand_dotted
+from xocview.model.dotted import MAX_METADATA_DEPTH, DottedKeyConflict, expand_dotted, nesting
 
 if TYPE_CHECKING:
     from xocview.model.graph import Graph, Node
@@ -88,27 +88,35 @@ def unique_id(graph: Graph, what: str, base: str) -> str:
 
 
 def check_json(value: Any, place: str) -> None:
-    """Refuse a value XOC JSON cannot hold (sets, objects, NaN, non-string keys)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise EditError(f"{place}: {value} has no JSON form; give a finite number")
-        return
-    if isinstance(value, list):
-        for k, v in enumerate(value):
-            check_json(v, f"{place}[{k}]")
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise EditError(f"{place}: key {k!r} is not a string; JSON keys are strings")
-            check_json(v, f"{place}.{k}")
-        return
-    raise EditError(
-        f"{place}: a {type(value).__name__} has no JSON form; give a number, string, "
-        "boolean, null, list or object"
-    )
+    """Refuse a value XOC JSON cannot hold (sets, objects, NaN, non-string keys) or that nests
+    deeper than metadata may (``MAX_METADATA_DEPTH``); walked without recursion."""
+    stack: list[tuple[Any, str, int]] = [(value, place, 0)]
+    while stack:
+        value, place, depth = stack.pop()
+        if value is None or isinstance(value, (bool, int, str)):
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise EditError(f"{place}: {value} has no JSON form; give a finite number")
+            continue
+        if isinstance(value, (list, dict)) and depth >= MAX_METADATA_DEPTH:
+            raise EditError(
+                f"{place}: nested more than {MAX_METADATA_DEPTH} levels deep; give a value "
+                "nested less deeply"
+            )
+        if isinstance(value, list):
+            items = [(v, f"{place}[{k}]", depth + 1) for k, v in enumerate(value)]
+        elif isinstance(value, dict):
+            for k in value:
+                if not isinstance(k, str):
+                    raise EditError(f"{place}: key {k!r} is not a string; JSON keys are strings")
+            items = [(v, f"{place}.{k}", depth + 1) for k, v in value.items()]
+        else:
+            raise EditError(
+                f"{place}: a {type(value).__name__} has no JSON form; give a number, string, "
+                "boolean, null, list or object"
+            )
+        stack.extend(reversed(items))
 
 
 def key_parts(key: str) -> list[str]:
@@ -116,7 +124,14 @@ def key_parts(key: str) -> list[str]:
     if not isinstance(key, str) or not key:
         raise EditError(f"metadata key {key!r} is empty; give a key such as 'perf.time.cpu'")
     parts = key.split(".")
-    return [key] if any(not p for p in parts) else parts
+    if any(not p for p in parts):
+        return [key]
+    if len(parts) >= MAX_METADATA_DEPTH:
+        raise EditError(
+            f"metadata key '{'.'.join(parts[:5])}…' has {len(parts):,} dotted parts; metadata "
+            f"nests at most {MAX_METADATA_DEPTH} levels deep"
+        )
+    return parts
 
 
 def set_path(meta: dict[str, Any], parts: list[str], value: Any, place: str) -> dict[str, Any]:
@@ -131,6 +146,16 @@ def set_path(meta: dict[str, Any], parts: list[str], value: Any, place: str) -> 
             value = expand_dotted(value)
         except DottedKeyConflict as e:
             raise EditError(f"{place}: {e}; give each key once") from e
+    depth = len(parts) + nesting(value)
+    if depth > MAX_METADATA_DEPTH:
+        raise EditError(
+            f"{place}: the value would nest {depth:,} levels deep under '{parts[0]}'; metadata "
+            f"nests at most {MAX_METADATA_DEPTH} levels deep"
+        )
+    return _set_path(meta, parts, value, place)
+
+
+def _set_path(meta: dict[str, Any], parts: list[str], value: Any, place: str) -> dict[str, Any]:
     head, rest = parts[0], parts[1:]
     out = dict(meta)
     if not rest:
@@ -142,7 +167,7 @@ def set_path(meta: dict[str, Any], parts: list[str], value: Any, place: str) -> 
             f"{place}: '{head}' holds {child!r}, not a table; delete '{head}' first or "
             "choose another key"
         )
-    out[head] = set_path(child, rest, value, place)
+    out[head] = _set_path(child, rest, value, place)
     return out
 
 
