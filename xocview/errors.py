@@ -14,6 +14,8 @@ __all__ = [
     "XocviewError",
     "shorten",
     "shorten_message",
+    "stream_safe",
+    "terminal_safe",
 ]
 
 # A value quoted in a message (an id, a name, a string) keeps this many characters; a file may
@@ -27,6 +29,13 @@ PATH_LIMIT = 300
 _NOT_BLANK = r"[^\s'\"]"
 # A control character quoted from a file (a newline in a name) would break the one line.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What a terminal acts on instead of showing: C0 controls (ESC starts its sequences, CR and LF
+# forge lines), DEL, the 8-bit C1 controls (0x9b is a CSI of its own), the bidi controls that
+# reorder what is shown, and the Unicode line and paragraph separators.
+_ACTIVE = "\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069"
+_UNSAFE_TEXT = re.compile(f"[\\x00-\\x1f{_ACTIVE}]")
+# A stream keeps its own line breaks and tabs; every other control is escaped.
+_UNSAFE_STREAM = re.compile(f"[\\x00-\\x08\\x0b-\\x1f{_ACTIVE}]")
 
 
 def shorten(value: object, limit: int = QUOTE_LIMIT) -> str:
@@ -50,6 +59,25 @@ def shorten_message(text: str, limit: int = QUOTE_LIMIT) -> str:
     run = re.compile(_NOT_BLANK + "{" + str(limit + 1) + ",}")
     text = run.sub(lambda m: shorten(m.group(0), limit), text)
     return shorten(text, MESSAGE_LIMIT)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` from a file, safe to print: every character a terminal would act on (ESC, CR,
+    LF, tab, C1, bidi controls) is shown escaped as Python writes it (``\\x1b``, ``\\n``,
+    ``\\u202e``), so a name can neither retitle the terminal nor forge an output line; other
+    text (accents, Chinese) is kept as is."""
+    if not _UNSAFE_TEXT.search(text):
+        return text
+    return _UNSAFE_TEXT.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
+def stream_safe(text: str) -> str:
+    """``text`` about to be written to a terminal, with its line breaks and tabs kept and every
+    other control escaped as ``\\uXXXX`` (valid inside a JSON string, read back as the same
+    character); the last guard of stdout and stderr."""
+    if not _UNSAFE_STREAM.search(text):
+        return text
+    return _UNSAFE_STREAM.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 class XocviewError(Exception):

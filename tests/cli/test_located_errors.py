@@ -9,9 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.cli.running import run
+from xocview.cli import main
+from xocview.cli.edit import MAX_VALUE_DEPTH
 
 HUGE = "99999999999999999999"  # past int64: numpy, onnx and onnxruntime all refuse it
 
@@ -56,3 +59,62 @@ def test_diff_of_graphs_whose_output_is_an_initializer_and_no_node(tmp_path: Pat
     r = run("diff", relu, only)
     assert r.returncode == 1, r.stderr
     assert "node removed (1):" in r.stdout
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+    """``xocview ARGS`` in this process: the status and stderr, checked to be one located line."""
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:  # argparse's usage errors
+        code = int(e.code or 0)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if not ln.startswith(("usage:", " "))]
+    assert len(lines) == 1, err
+    assert "internal error" not in err and "Error" not in err and "Traceback" not in err, err
+    return code, lines[0]
+
+
+def test_edit_set_refuses_a_value_nested_too_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _model(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["y"], "r")], ["y"])
+    out = tmp_path / "out.json"
+    for depth in (10_000, MAX_VALUE_DEPTH + 1):
+        value = "[" * depth + "1" + "]" * depth
+        code, line = _main(capsys, "edit", model, "-o", out, "--set", f"r.alpha={value}")
+        assert code == 1, line
+        assert f"nested deeper than {MAX_VALUE_DEPTH} levels" in line and len(line) < 400, line
+        assert not out.exists()
+    deep = '{"a": ' * 60 + "1" + "}" * 60  # within the limit: written
+    assert main(["edit", str(model), "-o", str(out), "--set-meta", f"r.k={deep}"]) == 0
+    assert out.exists()
+
+
+def test_edit_shape_past_int64_is_refused_before_the_onnx_save(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _model(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["y"], "r")], ["y"])
+    out = tmp_path / "out.onnx"
+    code, line = _main(capsys, "edit", model, "-o", out, "--shape", f"x={HUGE}")
+    assert code == 1 and "past the largest dimension" in line and not out.exists(), line
+
+
+def test_run_sizes_past_int64_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _model(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["y"], "r")], ["y"])
+    for option in (["--shape", f"x={HUGE}"], ["--shape", f"x=2,{HUGE}"], ["--dim", f"N={HUGE}"]):
+        code, line = _main(capsys, "run", model, *option, "--max-memory", "none")
+        assert code == 1 and "past the largest dimension" in line, line
+    code, line = _main(capsys, "run", model, "--dim-default", HUGE)
+    assert code == 2 and "past the largest dimension" in line, line
+
+
+def test_onnxruntime_run_refuses_a_shape_no_array_can_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("onnxruntime")
+    model = _model(tmp_path / "m.onnx", [helper.make_node("Relu", ["x"], ["y"], "r")], ["y"])
+    for shape in (HUGE, f"{2**62},4"):
+        code, line = _main(capsys, "run", model, "--engine", "onnxruntime", "--shape", f"x={shape}")
+        assert code == 1 and "past" in line, line

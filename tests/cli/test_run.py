@@ -55,7 +55,7 @@ def test_an_npy_input_is_used_and_a_wrong_one_refused(tmp_path: Path) -> None:
     assert xocview("run", str(model), "--input", f"{name}={good}").returncode == 0
     done = xocview("run", str(model), "--input", f"{name}={bad}")
     assert done.returncode == 1
-    assert done.stderr.startswith("xocview: error: input ")
+    assert done.stderr.startswith(f"xocview: error: {model}: input ")  # the file is named
     assert "given shape [1, 3, 5]" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -115,7 +115,7 @@ def test_a_billion_element_weight_is_refused_over_the_budget_naming_it(tmp_path:
     path = lightnet_file(tmp_path, [10**9])
     done = xocview("run", str(path), "--max-memory", "2G")
     assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith("xocview: error: the run needs about 3.7 GB for its tensors")
+    assert done.stderr.startswith(f"xocview: error: {path}: the run needs about 3.7 GB for its")
     assert "over the memory budget of 2.0 GB" in done.stderr
     assert "largest: weight 'big' [1000000000] float32 3.7 GB" in done.stderr
     assert "--max-memory SIZE" in done.stderr

@@ -24,7 +24,8 @@ from xocview.cli.import_times import add_import_times_parser, cmd_import_times
 from xocview.cli.info import add_check_parser, add_info_parser, cmd_check, cmd_info
 from xocview.cli.open import add_open_parser, cmd_open
 from xocview.cli.run import add_run_parser, cmd_run
-from xocview.errors import XocviewError
+from xocview.cli.terminal import safe_streams, say
+from xocview.errors import XocviewError, shorten_message
 
 __all__ = ["main"]
 
@@ -36,6 +37,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     if not debug:  # numpy's and onnx's warnings are not messages for the user
         warnings.simplefilter("ignore")
+    with safe_streams():  # nothing a file holds reaches the terminal raw
+        return _dispatch(args, debug)
+
+
+def _dispatch(args: list[str], debug: bool) -> int:
+    """Parse and run the command; every failure becomes one line on stderr and a status."""
     parser = _parser()
     try:
         ns = parser.parse_args(_with_default_command(args))
@@ -44,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except XocviewError as e:
         if debug:
             traceback.print_exc()
-        print(f"xocview: error: {e}", file=sys.stderr)
+        say(f"xocview: error: {e}", file=sys.stderr)
         return EXIT_FINDINGS
     except KeyboardInterrupt:
         return 130
@@ -53,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a bug of ours: one line, the traceback only on request
         if debug:
             traceback.print_exc()
-        print(
-            f"xocview: internal error: {type(e).__name__}: {e} "
+        say(
+            f"xocview: internal error: {type(e).__name__}: {shorten_message(str(e))} "
             "(run with --debug for the traceback)",
             file=sys.stderr,
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from xocview.cli.outputs import OUTPUT_METAVAR, refused, save_with_notes
+from xocview.cli.terminal import say
 from xocview.formats import registry
 
 __all__ = ["add_convert_parser", "add_render_parser", "cmd_convert", "cmd_render"]
@@ -42,7 +43,7 @@ def cmd_render(ns: argparse.Namespace) -> int:
         direction=ns.direction,
         scale=ns.scale,
     )
-    print(f"wrote {out} ({width}x{height})")
+    say(f"wrote {out} ({width}x{height})")
     return EXIT_OK
 
 
@@ -52,5 +53,5 @@ def cmd_convert(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     graph = registry.load(ns.input)
     save_with_notes(graph, out)
-    print(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
+    say(f"wrote {out} ({len(graph.nodes)} nodes, {len(graph.tensors)} tensors)")
     return EXIT_OK

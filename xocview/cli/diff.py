@@ -8,12 +8,12 @@ printed, as every command prints it).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 from collections import Counter
 
 from xocview.cli.exit_codes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from xocview.cli.terminal import json_text, say
 from xocview.errors import XocviewError
 from xocview.formats import registry
 from xocview.model.analyses.diff import KINDS, NODE_CHANGED, GraphDiff, diff_graphs
@@ -42,23 +42,23 @@ def add_diff_parser(sp: argparse.ArgumentParser) -> None:
 
 def cmd_diff(ns: argparse.Namespace) -> int:
     if ns.limit < 0:
-        print("xocview: error: --limit must be 0 or more", file=sys.stderr)
+        say("xocview: error: --limit must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
     try:
         old, new = registry.load(ns.old), registry.load(ns.new)
     except XocviewError as e:  # 1 would read "they differ"
         if getattr(ns, "debug", False):
             traceback.print_exc()
-        print(f"xocview: error: {e}", file=sys.stderr)
+        say(f"xocview: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     diff = diff_graphs(old, new)
     if ns.json:
         report = diff.to_json()
         report["old"]["file"], report["new"]["file"] = ns.old, ns.new
-        print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+        print(json_text(report))
     else:
         for line in report_lines(diff, ns.old, ns.new, ns.limit):
-            print(line)
+            say(line)
     return EXIT_OK if diff.equal else EXIT_FINDINGS
 
 

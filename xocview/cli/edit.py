@@ -7,15 +7,19 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from xocview.cli.arguments import parse_dims
 from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from xocview.cli.outputs import OUTPUT_METAVAR, refused, save_with_notes
-from xocview.errors import EditError
+from xocview.cli.terminal import say
+from xocview.errors import EditError, shorten
 from xocview.formats import registry
 from xocview.model import edits
-from xocview.model.analyses.summary import parse_shape
 from xocview.model.graph import Graph
 
-__all__ = ["add_edit_parser", "cmd_edit"]
+__all__ = ["MAX_VALUE_DEPTH", "add_edit_parser", "cmd_edit"]
+
+# Lists and objects nested in an edit's VALUE; an attribute or metadata value needs a few.
+MAX_VALUE_DEPTH = 100
 
 # option -> (metavar, help); each appends (option, text) to one list, so edits keep their order
 _EDIT_OPTIONS = {
@@ -71,10 +75,10 @@ def cmd_edit(ns: argparse.Namespace) -> int:
         try:
             _apply_option(graph, opt, text)
         except EditError as e:
-            raise EditError(f"{opt} {text}: {e}; nothing was written") from e
+            raise EditError(f"{opt} {shorten(text)}: {e}; nothing was written") from e
     save_with_notes(graph, out)
     n = len(ns.edits)
-    print(
+    say(
         f"wrote {out} ({n} edit{'s' * (n != 1)}; "
         f"{len(graph.nodes)} nodes, {len(graph.tensors)} tensors)"
     )
@@ -128,12 +132,36 @@ def _split_value(text: str) -> tuple[str, object]:
     if not sep:
         raise EditError("expected TARGET=VALUE")
     try:
-        return target, json.loads(raw)
+        value = json.loads(raw)
+    except RecursionError:  # Python's JSON parser recurses once per level
+        raise EditError(_too_deep()) from None
     except ValueError as e:
         raise EditError(
             f"VALUE {raw!r} is not JSON ({e}); write numbers and lists as is and strings "
             "in double quotes, e.g. '\"same\"'"
         ) from e
+    if _deeper_than(value, MAX_VALUE_DEPTH):  # the edit and the save would recurse as deep
+        raise EditError(_too_deep())
+    return target, value
+
+
+def _too_deep() -> str:
+    return f"VALUE is nested deeper than {MAX_VALUE_DEPTH} levels; give a flatter value"
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """True when lists and objects in ``value`` nest more than ``limit`` levels (no recursion)."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = [
+            item
+            for v in level
+            if isinstance(v, (list, dict))
+            for item in (v.values() if isinstance(v, dict) else v)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _kind_of(graph: Graph, ident: str, kinds: tuple[str, ...]) -> str | None:
@@ -159,6 +187,6 @@ def _split_id(graph: Graph, text: str, kinds: tuple[str, ...]) -> tuple[str, str
 
 def _dims(text: str) -> list[int]:
     try:
-        return parse_shape(text)
+        return parse_dims(text)
     except ValueError as e:
         raise EditError(str(e)) from e

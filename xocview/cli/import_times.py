@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from xocview.cli.exit_codes import EXIT_OK
+from xocview.cli.terminal import say
 from xocview.errors import XocviewError
 from xocview.formats import registry
 from xocview.formats.profiles import read_profile
@@ -42,10 +43,10 @@ def cmd_import_times(ns: argparse.Namespace) -> int:
     graph = registry.load(ns.model)
     result = read_profile(ns.profile, graph, ns.source)
     for line in result.report_lines(max(0, ns.list)):
-        print(line)
+        say(line)
     if not result.values:
         raise XocviewError(result.nothing_matched(ns.profile, ns.model))
     edits.import_values(graph, result.key, result.values, result.description)
     registry.save(graph, ns.output)
-    print(f"wrote {ns.output}")
+    say(f"wrote {ns.output}")
     return EXIT_OK

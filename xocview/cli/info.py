@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from xocview.cli.exit_codes import EXIT_FINDINGS, EXIT_OK
+from xocview.cli.terminal import cell, say
 from xocview.formats import registry
 from xocview.model.analyses import opfacts
 from xocview.model.analyses.summary import shape_text, summarize
@@ -28,36 +29,36 @@ def cmd_info(ns: argparse.Namespace) -> int:
 def _print_info(name: str) -> None:
     graph = registry.load(name)
     s = summarize(graph)
-    kinds = ", ".join(f"{n} {k}" for k, n in s.tensor_kinds.items() if n)
+    kinds = ", ".join(f"{n} {cell(k)}" for k, n in s.tensor_kinds.items() if n)
     groups = f"{s.num_groups} groups, hierarchy depth {s.hierarchy_depth}"
-    print(f"file:       {name}")
-    print(f"graph:      {s.name} (id {s.id})")
-    print(f"nodes:      {s.num_nodes} ({groups})")
-    print(f"tensors:    {s.num_tensors} ({kinds or 'none'})")
+    say(f"file:       {name}")
+    say(f"graph:      {cell(s.name)} (id {cell(s.id)})")
+    say(f"nodes:      {s.num_nodes} ({groups})")
+    say(f"tensors:    {s.num_tensors} ({kinds or 'none'})")
     unsized = f" (and {s.unsized_weights} weights of unknown shape)" if s.unsized_weights else ""
-    print(f"parameters: {s.parameters:,}{unsized}")
+    say(f"parameters: {s.parameters:,}{unsized}")
     total, unknown, assumed = opfacts.graph_flops_assuming(graph, 1)
-    print(f"FLOPs:      {opfacts.flops_text(total, assumed, unknown)}")
+    say(f"FLOPs:      {opfacts.flops_text(total, assumed, unknown)}")
     for title, tensors in (("inputs", s.inputs), ("outputs", s.outputs)):
-        print(f"{title}:")
+        say(f"{title}:")
         for t in tensors:
-            print(f"  {t.id:<24} {t.dtype:<8} {shape_text(t)}")
+            say(f"  {cell(t.id):<24} {cell(t.dtype):<8} {shape_text(t)}")
         if not tensors:
-            print("  (none)")
-    print(f"operators:  (over {sum(c for _, c in s.op_histogram)} leaf nodes)")
+            say("  (none)")
+    say(f"operators:  (over {sum(c for _, c in s.op_histogram)} leaf nodes)")
     for op, count in s.op_histogram:
-        print(f"  {op:<24} {count}")
+        say(f"  {cell(op):<24} {count}")
     if s.metadata_keys:
-        print(f"metadata:   {', '.join(s.metadata_keys)}")
+        say(f"metadata:   {', '.join(cell(k) for k in s.metadata_keys)}")
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
     _, findings = registry.check(ns.file)
     errors = sum(f.severity == "error" for f in findings)
     for f in findings:
-        print(f"{ns.file}: {f}")
+        say(f"{ns.file}: {f}")
     warnings = len(findings) - errors
-    print(
+    say(
         f"{ns.file}: {errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
     )
     return EXIT_FINDINGS if errors else EXIT_OK

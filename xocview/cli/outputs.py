@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from xocview.cli.terminal import say
 from xocview.formats import registry
 from xocview.model import Graph
 
@@ -18,7 +19,7 @@ def refused(out: Path) -> bool:
     """True (after saying why on stderr) when ``out`` names no format that can be written."""
     if out.suffix.lower() in _FORMATS:
         return False
-    print(
+    say(
         f"xocview: error: {out}: the output must be a .json file (XOC JSON) "
         "or an .onnx file (ONNX)",
         file=sys.stderr,
@@ -29,4 +30,4 @@ def refused(out: Path) -> bool:
 def save_with_notes(graph: Graph, out: Path) -> None:
     """Save ``graph`` to ``out``; what the file could not keep is printed on stderr as notes."""
     for note in registry.save(graph, out):
-        print(f"xocview: note: {note}", file=sys.stderr)
+        say(f"xocview: note: {note}", file=sys.stderr)

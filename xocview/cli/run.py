@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from xocview.errors import RunError, XocviewError
+from xocview.cli.arguments import parse_dim, parse_dims
+from xocview.cli.terminal import cell, say, shorten_ids
+from xocview.errors import RunError, XocviewError, terminal_safe
 from xocview.executor import RunResult, run
 from xocview.executor.budget import parse_size
 from xocview.executor.onnxruntime_engine import (
@@ -26,7 +29,6 @@ from xocview.formats.atomic import write_text_atomic
 from xocview.formats.source import Source
 from xocview.model import Graph, edits
 from xocview.model.analyses.profile import ORT_TIME_KEY, TIME_KEY, TIME_KEYS, times_as_metadata
-from xocview.model.analyses.summary import parse_shape
 
 __all__ = ["add_run_parser", "cmd_run"]
 
@@ -70,7 +72,7 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument(
         "--dim-default",
-        type=int,
+        type=_dim_default,
         default=1,
         metavar="N",
         help="size of symbolic dimensions not given with --dim (default 1)",
@@ -116,6 +118,34 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from e
 
 
+def _dim_default(text: str) -> int:
+    """argparse type of ``--dim-default``."""
+    try:
+        return parse_dim(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
+def _located(e: RunError, file: str) -> RunError:
+    """The run's error naming the file (where it does not already), its ids cut to
+    QUOTE_LIMIT characters."""
+    text = shorten_ids(str(e))
+    if not _same_file(text.split(": ", 1)[0], file):
+        text = f"{file}: {text}"
+    located = RunError(text, e.node_id, e.op_type)
+    located.partial = e.partial
+    return located
+
+
+def _same_file(head: str, file: str) -> bool:
+    if head == file:
+        return True
+    try:
+        return os.path.samefile(head, file)
+    except (OSError, ValueError):
+        return False
+
+
 def _pairs(items: list[str], what: str, parse: Callable[[str], Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -151,9 +181,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
     except RunError as e:
         partial = e.partial
         if isinstance(partial, RunResult) and partial.node_times:
-            print(f"stopped after {len(partial.node_times)} nodes; the slowest so far:")
+            say(f"stopped after {len(partial.node_times)} nodes; the slowest so far:")
             _print_slowest(partial, ns.top)
-        raise
+        raise _located(e, ns.file) from e
     _print_outputs(result)
     _print_slowest(result, ns.top)
     _print_by_op(result)
@@ -163,13 +193,13 @@ def cmd_run(ns: argparse.Namespace) -> int:
         if onnxruntime
         else f"peak memory {_mb(result.peak_bytes)} (weights {_mb(result.weight_bytes)})"
     )
-    print(
+    say(
         f"total {result.total_time * 1e3:.3f} ms over {len(result.node_times)} nodes "
         f"(median of {ns.repeat}, {threads}); {where}"
     )
     _print_spread(result)
     for w in result.warnings:
-        print(f"warning: {w}")
+        say(f"warning: {w}")
     _write(ns, graph, result)
     return 0
 
@@ -177,8 +207,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
 def _run(ns: argparse.Namespace, graph: Graph) -> RunResult:
     """The chosen engine's run of ``graph`` with the command line's inputs and settings."""
     feeds = _pairs(ns.input, "NAME=FILE.npy", str)
-    shapes = _pairs(ns.shape, "NAME=D,D,...", parse_shape)
-    symbols = _pairs(ns.dim, "SYMBOL=N", int)
+    shapes = _pairs(ns.shape, "NAME=D,D,...", parse_dims)
+    symbols = _pairs(ns.dim, "SYMBOL=N", parse_dim)
     common: dict[str, Any] = {
         "repeat": ns.repeat,
         "warmup": ns.warmup,
@@ -203,13 +233,13 @@ def _write(ns: argparse.Namespace, graph: Graph, result: RunResult) -> None:
             data["optimization"] = ns.optimization or "all"
             del data["peak_bytes"], data["weight_bytes"]
         write_text_atomic(Path(ns.profile), json.dumps(data, indent=2))
-        print(f"wrote {ns.profile}")
+        say(f"wrote {ns.profile}")
     if ns.save:
         key = TIME_KEYS[ns.engine]
         times = times_as_metadata(result.node_times)
         edits.record_run(graph, key, times, result.shapes, "run")
         registry.save(graph, Path(ns.save))
-        print(f"wrote {ns.save} (with {key} of {len(result.node_times)} nodes)")
+        say(f"wrote {ns.save} (with {key} of {len(result.node_times)} nodes)")
 
 
 def _mb(n: int) -> str:
@@ -217,13 +247,13 @@ def _mb(n: int) -> str:
 
 
 def _print_outputs(result: RunResult) -> None:
-    print("outputs:")
+    say("outputs:")
     for name, value in result.outputs.items():
         if isinstance(value, list):  # a sequence
-            print(f"  {name:<24} sequence of {len(value)}")
+            say(f"  {cell(name):<24} sequence of {len(value)}")
             continue
         if isinstance(value, Empty):
-            print(f"  {name:<24} empty optional")
+            say(f"  {cell(name):<24} empty optional")
             continue
         arr = np.asarray(value)
         shape = "x".join(map(str, arr.shape)) or "scalar"
@@ -231,47 +261,45 @@ def _print_outputs(result: RunResult) -> None:
         if arr.size and arr.dtype.kind in "fiub":
             a = arr.astype(np.float64)
             stats = f"  min {a.min():.6g}  max {a.max():.6g}  mean {a.mean():.6g}"
-        print(f"  {name:<24} {arr.dtype!s:<8} {shape}{stats}")
+        say(f"  {cell(name):<24} {arr.dtype!s:<8} {shape}{stats}")
     if not result.outputs:
-        print("  (none)")
+        say("  (none)")
 
 
 def _print_spread(result: RunResult) -> None:
     typical = result.typical_spread()
     if typical is None:
         return
-    print(
+    say(
         f"spread over {result.passes} passes (slowest / fastest, nodes above 1% of the time): "
         f"typical x{typical:.2f}"
     )
     unsteady = result.unsteady(UNSTEADY)
     for node_id, ratio in unsteady[:5]:
         op = result.op_types.get(node_id, "?")
-        print(
-            f"warning: node {node_id!r} ({op}) varied x{ratio:.2f} between passes; its time is "
-            "not steady (a busy machine? try more --repeat)"
+        say(
+            f"warning: node '{cell(node_id)}' ({cell(op)}) varied x{ratio:.2f} between passes; "
+            "its time is not steady (a busy machine? try more --repeat)"
         )
     if len(unsteady) > 5:
-        print(f"warning: {len(unsteady) - 5} more nodes varied more than x{UNSTEADY}")
+        say(f"warning: {len(unsteady) - 5} more nodes varied more than x{UNSTEADY}")
 
 
 def _print_slowest(result: RunResult, k: int) -> None:
     total = sum(result.node_times.values()) or 1.0
-    print(f"slowest {min(k, len(result.node_times))} nodes:")
-    print(f"  {'node':<32} {'op':<20} {'ms':>10} {'share':>7}")
+    say(f"slowest {min(k, len(result.node_times))} nodes:")
+    say(f"  {'node':<32} {'op':<20} {'ms':>10} {'share':>7}")
     for node_id, seconds in result.slowest(k):
         op = result.op_types.get(node_id, "?")
-        print(
-            f"  {node_id[:32]:<32} {op[:20]:<20} {seconds * 1e3:>10.3f} "
-            f"{100 * seconds / total:>6.1f}%"
-        )
+        node, op = terminal_safe(node_id)[:32], terminal_safe(op)[:20]
+        say(f"  {node:<32} {op:<20} {seconds * 1e3:>10.3f} {100 * seconds / total:>6.1f}%")
 
 
 def _print_by_op(result: RunResult) -> None:
     total = sum(result.node_times.values()) or 1.0
-    print("time per op type:")
+    say("time per op type:")
     for op, seconds in list(result.time_by_op().items())[:10]:
-        print(f"  {op:<24} {seconds * 1e3:>10.3f} ms {100 * seconds / total:>6.1f}%")
+        say(f"  {cell(op):<24} {seconds * 1e3:>10.3f} ms {100 * seconds / total:>6.1f}%")
 
 
 def _profile_json(graph: Graph, result: RunResult) -> dict[str, Any]:
