@@ -33,7 +33,7 @@ def test_weight_values_that_cannot_be_read_are_named() -> None:
 
     g = relu_chain(2)
     g.tensors[1].data = broken
-    with pytest.raises(RunError, match=r"weight 'w': cannot read its values \(ValueError: "):
+    with pytest.raises(RunError, match=r"weight 'w': cannot read its values \(buffer size must"):
         run(g)
 
 
@@ -103,10 +103,16 @@ def test_bad_attributes_while_inferring_a_weight_shape_name_the_node(group: Any)
 
 
 @pytest.mark.parametrize(
-    "error", [MemoryError("Unable to allocate"), ValueError("operands could not be broadcast")]
+    ("error", "problem"),
+    [
+        (MemoryError("Unable to allocate"), "not enough memory (Unable to allocate)"),
+        (ValueError("operands could not be broadcast"), "operands could not be broadcast"),
+        (IndexError("tuple index out of range"), "the kernel failed on these inputs (tuple"),
+        (ZeroDivisionError("division by zero"), "the kernel failed on these inputs (division"),
+    ],
 )
 def test_any_kernel_failure_becomes_a_run_error_with_the_node(
-    monkeypatch: pytest.MonkeyPatch, error: Exception
+    monkeypatch: pytest.MonkeyPatch, error: Exception, problem: str
 ) -> None:
     def failing(x: np.ndarray) -> np.ndarray:
         raise error
@@ -115,7 +121,8 @@ def test_any_kernel_failure_becomes_a_run_error_with_the_node(
     with pytest.raises(RunError) as info:
         run(relu_chain(3), fuse=False)  # fused, Add -> relu1 would not call the Relu kernel
     assert info.value.node_id == "relu1"
-    assert f"node 'relu1' (Relu): {type(error).__name__}: {error}" in str(info.value)
+    assert f"node 'relu1' (Relu): {problem}" in str(info.value)
+    assert type(error).__name__ not in str(info.value)
 
 
 def test_a_kernel_failing_on_a_later_pass_still_names_the_node(
@@ -130,7 +137,7 @@ def test_a_kernel_failing_on_a_later_pass_still_names_the_node(
         return x
 
     monkeypatch.setitem(KERNELS, "Relu", [Kernel("Relu", 1, flaky, False)])
-    with pytest.raises(RunError, match=r"node 'relu\d' \(Relu\): MemoryError"):
+    with pytest.raises(RunError, match=r"node 'relu\d' \(Relu\): not enough memory"):
         run(relu_chain(3), repeat=2, fuse=False)
 
 

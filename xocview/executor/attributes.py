@@ -9,11 +9,17 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import shorten
+from xocview.executor.failures import exception_free
 from xocview.model import Node
 from xocview.model.dtypes import DTYPES, numpy_type
 from xocview.model.schema import attribute_types
 
-__all__ = ["check_attribute_types", "kernel_kwargs", "tensor_attribute"]
+__all__ = [
+    "check_attribute_types",
+    "check_attribute_values",
+    "kernel_kwargs",
+    "tensor_attribute",
+]
 
 
 def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray:
@@ -42,7 +48,7 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
     except (TypeError, ValueError, OverflowError) as e:  # a damaged file's values or shape
         raise ValueError(
             f"attribute {name!r}: tensor values do not fit dtype {info.name} and shape "
-            f"{spec.get('shape')} ({type(e).__name__}: {e})"
+            f"{spec.get('shape')} ({exception_free(str(e))})"
         ) from e
 
 
@@ -109,9 +115,46 @@ def check_attribute_types(node: Node) -> None:
             raise ValueError(f"attribute {name!r} is {shorten(repr(value), 40)}; expected {wanted}")
 
 
+# Attributes whose every entry must be at least this, whatever the op (a window's size, its
+# steps, its dilation, padding that ONNX only ever adds); Pad's own pads may crop.
+_AT_LEAST = {
+    "strides": 1,
+    "dilations": 1,
+    "kernel_shape": 1,
+    "group": 1,
+    "offset_group": 1,
+    "blocksize": 1,
+    "pads": 0,
+    "output_padding": 0,
+    "p": 1,  # LpPool, GlobalLpPool, LpNormalization: the root of the p-norm
+}
+_MAY_CROP = frozenset({"Pad"})
+_LRN_SIZE = 1
+
+
+def check_attribute_values(node: Node) -> None:
+    """ValueError naming the first attribute whose value no kernel can compute with: strides,
+    dilations and window sizes under 1 (a stride of 0 divides by zero), negative padding of a
+    window, LRN's ``size`` and a p-norm's ``p`` under 1. Checked once before the run, for every
+    op alike."""
+    for name, value in node.attributes.items():
+        least = _LRN_SIZE if name == "size" and node.op_type == "LRN" else _AT_LEAST.get(name)
+        if least is None or (name == "pads" and node.op_type in _MAY_CROP):
+            continue
+        entries = value if isinstance(value, list) else [value]
+        bad = [v for v in entries if isinstance(v, int | float | np.number) and not v >= least]
+        if bad:
+            raise ValueError(
+                f"attribute {name!r} is {shorten(repr(value), 40)}; expected "
+                + ("every entry " if isinstance(value, list) else "")
+                + f"{least} or more"
+            )
+
+
 def kernel_kwargs(node: Node) -> dict[str, Any]:
     """The node's ONNX attributes ready for its kernel (tensors decoded once, before the run)."""
     check_attribute_types(node)
+    check_attribute_values(node)
     out: dict[str, Any] = {}
     for name, value in node.attributes.items():
         if isinstance(value, dict) and "tensor" in value:

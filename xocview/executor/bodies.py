@@ -20,7 +20,19 @@ from xocview.model import Graph, Hierarchy
 if TYPE_CHECKING:
     from xocview.executor.plan import Step
 
-__all__ = ["Body", "BodyIndex", "order_with_captures"]
+__all__ = ["FRESH_OPS", "Body", "BodyIndex", "order_with_captures"]
+
+# Ops that give a new value on every call, whatever their inputs.
+FRESH_OPS = frozenset(
+    {
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    }
+)
 
 
 @dataclass
@@ -34,6 +46,8 @@ class Body:
     steps: list[Step] = field(default_factory=list)
     captures: list[int] = field(default_factory=list)  # outer tensors the body reads
     made: list[int] = field(default_factory=list)  # outputs its steps make: cleared after a call
+    # whether the first output (a Loop body's condition) can differ between iterations
+    first_output_varies: bool = True
 
 
 class BodyIndex:
@@ -108,7 +122,31 @@ class BodyIndex:
         inner = made | set(body.inputs)
         body.captures = sorted((read | set(body.outputs)) - inner)
         body.made = [t for t in dict.fromkeys(body.outputs) if t in made]
+        body.first_output_varies = _first_output_varies(body)
         return body
+
+
+def _first_output_varies(body: Body) -> bool:
+    """Whether the body's first output may change from one call to the next: whether it is
+    made from the loop's iteration number or carried values (inputs 0 and 2...), by an op
+    that draws random values, or by a step with bodies of its own. A Loop condition that does
+    not vary (the condition passed through, a constant, an outer tensor) never ends the loop
+    once it was true.
+
+    Steps are in an order where each comes after what it reads; a body whose steps could
+    not be so ordered counts as varying (nothing is then refused on its account).
+    """
+    if not body.outputs or len(body.inputs) < 2:
+        return True
+    varying = {body.inputs[0], *body.inputs[2:]}
+    maker = {t: k for k, s in enumerate(body.steps) for _, t in s.outputs}
+    for k, s in enumerate(body.steps):
+        reads = {t for t in [*s.inputs, *s.captures] if t is not None}
+        if any(maker.get(t, -1) >= k for t in reads):
+            return True  # read before it is made: a cycle, no order to reason about
+        if s.op_type in FRESH_OPS or s.bodies or reads & varying:  # bodies: not looked into
+            varying.update(t for _, t in s.outputs)
+    return body.outputs[0] in varying
 
 
 def order_with_captures(steps: list[Step]) -> list[Step]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError, XocviewError
+from xocview.executor.failures import kernel_problem
 from xocview.executor.optional import EMPTY
 from xocview.model import Tensor
 from xocview.model.dtypes import numpy_type
@@ -174,9 +175,7 @@ def stored_value(tensor: Tensor) -> np.ndarray:
     except XocviewError:
         raise
     except (ValueError, TypeError, OSError, MemoryError) as e:
-        raise RunError(
-            f"weight {tensor.id!r}: cannot read its values ({type(e).__name__}: {e})"
-        ) from e
+        raise RunError(f"weight {tensor.id!r}: cannot read its values ({kernel_problem(e)})") from e
     declared = tensor.shape
     if shape_known(tensor) and (
         len(declared) != value.ndim

@@ -17,6 +17,7 @@ import onnx
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from xocview.errors import RunError
+from xocview.executor.failures import exception_free
 from xocview.model import Graph, Node
 
 __all__ = ["model_nodes", "named_model"]
@@ -38,7 +39,7 @@ def named_model(graph: Graph, model_path: str | Path) -> tuple[bytes, Path | Non
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as e:  # protobuf's DecodeError, OSError...
-        raise RunError(f"{path}: cannot read the ONNX model ({type(e).__name__}: {e})") from e
+        raise RunError(f"{path}: cannot read the ONNX model ({exception_free(str(e))})") from e
     if model.functions:
         model = _inlined(model, path)
     _rename(model, graph, path)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from xocview.executor.attributes import kernel_kwargs
-from xocview.executor.bodies import Body, BodyIndex, order_with_captures
+from xocview.executor.bodies import FRESH_OPS, Body, BodyIndex, order_with_captures
 from xocview.executor.fusion import fuse_chains
 from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
 from xocview.model import Graph, Hierarchy, Node
@@ -39,17 +39,6 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 # clash with the default domain's, so one table serves all.
 _KERNEL_DOMAINS = frozenset(
     {*_DEFAULT_DOMAINS, "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
-)
-# Ops that give a new value on every call: never computed once and kept.
-_NOT_FOLDED = frozenset(
-    {
-        "RandomNormal",
-        "RandomUniform",
-        "RandomNormalLike",
-        "RandomUniformLike",
-        "Multinomial",
-        "Bernoulli",
-    }
 )
 
 
@@ -391,7 +380,7 @@ def _split_constant_steps(steps: list[Step], constant: np.ndarray) -> tuple[list
     rest: list[Step] = []
     for step in steps:
         ins = [t for t in [*step.inputs, *step.captures] if t is not None]
-        if step.kernel is not None and step.op_type not in _NOT_FOLDED and all(constant[ins]):
+        if step.kernel is not None and step.op_type not in FRESH_OPS and all(constant[ins]):
             folded.append(step)
             for _, t in step.outputs:
                 constant[t] = True

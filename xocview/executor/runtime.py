@@ -11,10 +11,12 @@ import numpy as np
 
 from xocview.errors import RunError
 from xocview.executor.arena import reused_memory
-from xocview.executor.bound_body import bind_bodies
+from xocview.executor.bound_body import Cancelled, Iteration, Iterations, bind_bodies
 from xocview.executor.budget import address_space_limit, format_size, resolve_budget
 from xocview.executor.coverage import check_order, check_sources
 from xocview.executor.estimate import check_budget, estimate_peak
+from xocview.executor.failures import kernel_problem
+from xocview.executor.first_pass import FirstPassChecks
 from xocview.executor.memory import LiveBytes
 from xocview.executor.optional import Empty
 from xocview.executor.plan import Plan, Step, all_steps, make_plan
@@ -23,13 +25,11 @@ from xocview.executor.starting_values import RAISE_BUDGET, StartingValues
 from xocview.executor.threads import limited_threads, resolve_threads
 from xocview.executor.timings import Timings
 from xocview.model import Graph
-from xocview.model.dtypes import canonical_dtype
 
-__all__ = ["Progress", "run"]
+__all__ = ["Iteration", "Progress", "run"]
 
 # on_progress(done, total, node_id, seconds): called after every node of every pass.
 Progress = Callable[[int, int, str, float], None]
-_MAX_WARNINGS = 20
 
 
 def run(
@@ -41,6 +41,7 @@ def run(
     seed: int = 0,
     on_progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    on_iteration: Iteration | None = None,
     symbols: Mapping[str, int] | None = None,
     symbol_default: int = 1,
     shapes: Mapping[str, Sequence[int]] | None = None,
@@ -54,9 +55,12 @@ def run(
     ``feeds`` maps input ids to arrays or ``.npy`` paths; other inputs, and weights without
     values, get seeded random data of their declared shape (``shapes`` gives or overrides an
     input's shape; a symbolic dimension takes ``symbols[name]``, else ``symbol_default``).
-    ``cancel()`` is polled between nodes; a cancelled run returns what it measured with
-    ``cancelled`` set. Raises RunError naming the node, its op and its input shapes when a node
-    cannot run; the error's ``partial`` holds the timings so far.
+    ``cancel()`` is polled between nodes and on every iteration of a Loop or Scan body; a
+    cancelled run returns what it measured with ``cancelled`` set. ``on_iteration(node_id,
+    done, total)`` tells, a few times a second, how far a Loop or Scan node has come (total:
+    None when its condition decides). Raises RunError naming the node, its op and its input
+    shapes when a node cannot run (a Loop whose trip count cannot finish among them); the
+    error's ``partial`` holds the timings so far.
 
     Before anything is allocated the run is refused (RunError) when a tensor it reads or
     returns has no source, or when the peak memory estimated from the declared shapes is over
@@ -87,13 +91,18 @@ def run(
     session = _Session(graph, plan, seed, symbols or {}, symbol_default)
     session.budget = budget
     session.result.threads = count
+    session.iterations = Iterations(cancel, on_iteration)
     with address_space_limit(budget), limited_threads(count), reused_memory():
         session.set_constants(feeds or {}, shapes or {})
-        session.fold()
+        try:
+            session.fold()
+        except Cancelled:
+            session.result.cancelled = True
+            return session.finish()
         return session.execute(warmup, repeat, on_progress, cancel)
 
 
-class _Session(StartingValues):
+class _Session(FirstPassChecks, StartingValues):
     def __init__(
         self, graph: Graph, plan: Plan, seed: int, symbols: Mapping[str, int], default: int
     ) -> None:
@@ -115,6 +124,8 @@ class _Session(StartingValues):
         holders = [(timed.get(id(step)), step) for step in everything if step.bodies]
         self.timings = Timings(plan.steps, holders)
         self.warned: set[str] = set()
+        self.shape_warned: set[int] = set()
+        self.iterations = Iterations(None, None)
         self.needed = set(plan.outputs) | {
             t for step in everything for t in step.inputs if t is not None
         }
@@ -148,7 +159,7 @@ class _Session(StartingValues):
             except RunError:
                 raise
             except Exception as e:
-                raise self.error(step, args, f"{type(e).__name__}: {e}") from e
+                raise self.error(step, args, kernel_problem(e, step.op_type)) from e
             seconds = time.perf_counter() - start
             outs = out if type(out) is tuple else (out,)
             for k, t in step.outputs:
@@ -178,6 +189,9 @@ class _Session(StartingValues):
         gc.disable()
         try:
             return self.passes(warmup, repeat, progress, cancel)
+        except Cancelled:  # seen inside a body: the step it stopped in has no time
+            self.result.cancelled = True
+            return self.finish()
         finally:
             if collecting:
                 gc.enable()
@@ -244,8 +258,10 @@ class _Session(StartingValues):
             start = perf()
             try:
                 out = kernel(*args, **kwargs) if kwargs else kernel(*args)
+            except RunError:  # a body's node, named already
+                raise
             except Exception as e:  # e.g. a kernel that fails on some data only
-                raise self.error(step, args, f"{type(e).__name__}: {e}") from e
+                raise self.error(step, args, kernel_problem(e, step.op_type)) from e
             seconds = perf() - start
             if type(out) is not tuple and single >= 0:
                 values[single] = out
@@ -296,8 +312,9 @@ class _Session(StartingValues):
             try:
                 self.materialise(step, args)
             except (ArithmeticError, ValueError, TypeError, IndexError) as e:  # bad attributes
-                problem = f"cannot infer the shape of a weight ({type(e).__name__}: {e})"
+                problem = f"cannot infer the shape of a weight ({kernel_problem(e)})"
                 raise self.error(step, args, problem) from e
+        self.check_inputs(step, args)
         start = time.perf_counter()
         try:
             out = step.kernel.call(*args, **step.kwargs)
@@ -307,7 +324,7 @@ class _Session(StartingValues):
         except RunError:
             raise
         except Exception as e:  # a kernel's numpy error becomes a located RunError
-            raise self.error(step, args, f"{type(e).__name__}: {e}") from e
+            raise self.error(step, args, kernel_problem(e, step.op_type)) from e
         seconds = time.perf_counter() - start
         outs = out if isinstance(out, tuple) else (out,)
         if step.outputs and step.outputs[-1][0] >= len(outs):
@@ -327,62 +344,6 @@ class _Session(StartingValues):
             values[t] = None
         return seconds
 
-    def missing_outputs(self, step: Step, args: list[Any], given: int) -> None:
-        """A kernel may leave out trailing outputs that nothing reads (MXNet's BatchNorm lists
-        its batch statistics as outputs); one that is read stops the run."""
-        lacking = [t for k, t in step.outputs if k >= given]
-        if any(t in self.needed for t in lacking):
-            raise self.error(
-                step, args, f"the kernel gave {given} outputs, the node has {step.num_outputs}"
-            )
-        if step.node_id not in self.warned and len(self.result.warnings) < _MAX_WARNINGS:
-            self.warned.add(step.node_id)
-            self.result.warnings.append(
-                f"node {step.node_id!r} ({step.op_type}): gives {given} of its "
-                f"{step.num_outputs} outputs; the others are read by nothing and stay empty"
-            )
-
-    def account(self, step: Step) -> None:
-        """Memory and declared-shape checks, and measured shapes, on the first pass only."""
-        memory, values = self.memory, self.values
-        for _, t in step.outputs:
-            memory.add(values[t])
-            self.check_shape(step, t, maker=len(step.fused_with) - 1)  # a chain's last node
-            self.measure(t)
-        if step.hidden:  # tensors inside a fused chain: the shape and type of its output
-            out = self.values[step.outputs[0][1]]
-            measured = self.result.shapes.get(self.graph.tensors[step.outputs[0][1]].id)
-            for k, t in enumerate(step.hidden):
-                if measured is not None:
-                    self.result.shapes[self.graph.tensors[t].id] = measured
-                self.check_shape(step, t, out, k - 1)
-        for t in step.frees:
-            memory.drop(values[t])
-
-    def measure(self, t: int) -> None:
-        value = self.values[t]
-        if isinstance(value, np.ndarray):
-            dtype = canonical_dtype(value.dtype.name) or "undefined"
-            self.result.shapes[self.graph.tensors[t].id] = (list(value.shape), dtype)
-
-    def check_shape(self, step: Step, t: int, value: Any = None, maker: int = -1) -> None:
-        """A warning when tensor ``t`` (its value, or ``value`` for a tensor inside a fused
-        chain, made by ``fused_with[maker]``) differs from the shape the file declares."""
-        tensor = self.graph.tensors[t]
-        value = self.values[t] if value is None else value
-        if tensor.metadata.get("rank_unknown") or not isinstance(value, np.ndarray):
-            return
-        node_id, op_type = step.fused_with[maker] if maker >= 0 else (step.node_id, step.op_type)
-        declared = tensor.shape
-        differs = len(declared) != value.ndim or any(
-            d >= 0 and d != g for d, g in zip(declared, value.shape, strict=True)
-        )
-        if differs and len(self.result.warnings) < _MAX_WARNINGS:
-            self.result.warnings.append(
-                f"node {node_id!r} ({op_type}): output {tensor.id!r} has shape "
-                f"{list(value.shape)}, declared {list(declared)}"
-            )
-
     def finish(self, pass_times: list[float] | None = None) -> RunResult:
         r = self.result
         self.timings.fill(r)
@@ -400,7 +361,8 @@ def _describe(value: Any) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, np.ndarray):
-        return f"{value.dtype}[{','.join(map(str, value.shape))}]"
+        dtype = "string" if value.dtype.kind in "OUS" else str(value.dtype)
+        return f"{dtype}[{','.join(map(str, value.shape))}]"
     if isinstance(value, list):
         return f"sequence of {len(value)}"
     if isinstance(value, Empty):

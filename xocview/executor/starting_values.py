@@ -11,6 +11,7 @@ import numpy as np
 
 from xocview.errors import RunError
 from xocview.executor.budget import format_size
+from xocview.executor.failures import kernel_problem
 from xocview.executor.feeds import (
     numpy_dtype,
     random_value,
@@ -118,7 +119,7 @@ class StartingValues:
         except (MemoryError, ValueError) as e:  # no budget, or memory taken by others
             raise RunError(
                 f"{at}{tensor.kind} {tensor.id!r} of shape {list(shape)} ({tensor.dtype}, "
-                f"{format_size(size)}): cannot make its random values ({type(e).__name__}: {e})"
+                f"{format_size(size)}): cannot make its random values ({kernel_problem(e)})"
             ) from e
 
     def materialise(self, step: Step, args: list[Any]) -> None:

@@ -255,6 +255,8 @@ def clip_bounds(
 
 def _as_2d(x: np.ndarray, axis: int) -> np.ndarray:
     """Opsets 1-12 flattened x to 2-D at ``axis`` and worked along the second dimension."""
+    if not -x.ndim <= axis <= x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
     axis = axis + x.ndim if axis < 0 else axis
     return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
 
@@ -284,6 +286,8 @@ def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
     if x.size == 0:
         return x.copy()
     e = _shifted(x, axis)
@@ -298,6 +302,8 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
     if x.size == 0:
         return x.copy()
     s = _shifted(x, axis)
@@ -306,6 +312,8 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
     """1 at the first maximum along ``axis``, 0 elsewhere."""
     out = np.zeros_like(x)
     if x.size:

@@ -19,6 +19,14 @@ __all__ = ["if_", "loop", "scan", "scan_8"]
 Body = Callable[..., list[Any]]
 
 
+def _begin(body: Body, expected: int | None) -> None:
+    """Tell a bound body (see bound_body) that its holder starts iterating; plain callables
+    (tests, other runtimes) have nothing to tell."""
+    begin = getattr(body, "begin", None)
+    if begin is not None:
+        begin(expected)
+
+
 def _truth(value: Any, op: str, what: str) -> bool:
     """A one-element boolean (or number) tensor as a Python bool."""
     arr = np.asarray(value)
@@ -57,7 +65,8 @@ def loop(
 
     The body's condition is honoured with or without a ``cond`` input, as onnxruntime does
     (Loop's pseudo-code updates it on every iteration); a loop with neither a trip count nor a
-    condition runs until the body's condition is false.
+    condition runs until the body's condition is false. After the first iteration a bound body
+    may refuse a trip count that could never finish (see bound_body).
     """
     limit = None if max_trip_count is None else int(np.asarray(max_trip_count).reshape(-1)[0])
     keep_going = True if cond is None else _truth(cond, "Loop", "cond")
@@ -65,6 +74,7 @@ def loop(
     carried = list(initial)
     scans: list[list[Any]] | None = None
     i = 0
+    _begin(body, limit if limit is None or limit < 2**63 - 1 else None)
     while keep_going and (limit is None or i < limit):
         flag = np.array(True) if cond is None else np.array(keep_going)
         out = body(np.array(i, dtype=counter_type), flag, *carried)
@@ -74,6 +84,10 @@ def loop(
                 f"{len(carried)} carried values at least"
             )
         keep_going = _truth(out[0], "Loop", "the body's condition")
+        if i == 0 and keep_going:
+            check = getattr(body, "check_trip_count", None)
+            if check is not None:
+                check(limit)
         carried = list(out[1 : 1 + len(carried)])
         step_scans = out[1 + len(initial) :]
         if scans is None:
@@ -115,6 +129,7 @@ def _scan(
     if len(lengths) > 1:
         raise ValueError(f"Scan: the scan inputs have different lengths {sorted(lengths)}")
     steps = lengths.pop() if lengths else 0
+    _begin(body, steps)
     collected: list[list[Any]] | None = None
     for t in range(steps):
         slices = [

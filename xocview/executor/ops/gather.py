@@ -109,7 +109,17 @@ def gather_elements(data: np.ndarray, indices: np.ndarray, *, axis: int = 0) -> 
 def _nd_index(data_shape: Sequence[int], indices: np.ndarray, batch_dims: int, op: str) -> tuple:
     """Fancy index into data reshaped to (batch, ...) for GatherND/ScatterND style indices."""
     b = int(batch_dims)
+    if not 0 <= b < min(len(data_shape), indices.ndim):
+        raise ValueError(
+            f"{op}: batch_dims {b} for data of rank {len(data_shape)} and indices of rank "
+            f"{indices.ndim}; expected 0 or more, below both ranks"
+        )
     k = indices.shape[-1]
+    if not 1 <= k <= len(data_shape) - b:
+        raise ValueError(
+            f"{op}: indices of shape {list(indices.shape)} index {k} axes of data of shape "
+            f"{list(data_shape)}; expected 1 to {len(data_shape) - b}"
+        )
     batch = int(np.prod(data_shape[:b], dtype=np.int64))
     idx = indices.reshape(batch, int(np.prod(indices.shape[b:-1], dtype=np.int64)), k)
     for j in range(k):
@@ -221,7 +231,10 @@ def one_hot(
     Negative indices count from ``depth`` (opset 11); ones still out of range give an all-off
     row.
     """
-    d = int(np.asarray(depth).reshape(-1)[0])
+    depths = np.asarray(depth).reshape(-1)
+    if depths.size != 1 or depths[0] < 0:
+        raise ValueError(f"OneHot: depth is {depths.tolist()}; expected one number, 0 or more")
+    d = int(depths[0])
     idx = indices.astype(np.int64)
     idx = np.where(idx < 0, idx + d, idx)
     hot = idx[..., None] == np.arange(d, dtype=np.int64)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from xocview.executor.ops.row_sums import row_sums
+from xocview.executor.ops.shape import axis_index
 from xocview.executor.registry import kernel
 
 __all__ = [
@@ -189,7 +190,7 @@ def layer_normalization(
     num_outputs: int = 1,
 ) -> np.ndarray | tuple[np.ndarray, ...]:
     """Normalise over the axes from ``axis`` on; Mean and InvStdDev when the node asks for them."""
-    start = axis % x.ndim
+    start = axis_index(axis, x.ndim)
     axes = tuple(range(start, x.ndim))
     stash = _stash(stash_type)
     norm, mean, inv = _standardise(x, axes, epsilon, np.promote_types(x.dtype, stash))
@@ -308,11 +309,13 @@ def lrn(
 
 
 @kernel("MeanVarianceNormalization", since=9)
-def mean_variance_normalization(
-    x: np.ndarray, *, axes: Sequence[int] | None = (0, 2, 3)
-) -> np.ndarray:
-    """(x - mean) / (std + 1e-9) over ``axes``, as the ONNX function body defines it."""
-    chosen = tuple(int(a) % x.ndim for a in (axes if axes is not None else (0, 2, 3)))
+def mean_variance_normalization(x: np.ndarray, *, axes: Sequence[int] | None = None) -> np.ndarray:
+    """(x - mean) / (std + 1e-9) over ``axes`` (by default 0, 2 and 3, as far as x has them),
+    as the ONNX function body defines it."""
+    if axes is None:
+        chosen = tuple(sorted({a % x.ndim for a in (0, 2, 3)}))
+    else:
+        chosen = tuple(axis_index(int(a), x.ndim) for a in axes)
     xs = x.mean(axis=chosen, keepdims=True, dtype=x.dtype)
     centred = x - xs
     std = np.sqrt(np.square(centred).mean(axis=chosen, keepdims=True, dtype=x.dtype))

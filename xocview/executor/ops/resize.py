@@ -269,6 +269,8 @@ def _plan(
     elif scales is not None and scales.size:
         given = scales.astype(np.float32).reshape(-1)
         _check_len(given, at, "scales")
+        if not np.all(np.isfinite(given) & (given > 0)):
+            raise ValueError(f"Resize scales are {given.tolist()}; expected finite numbers over 0")
         for s, a in zip(given, at, strict=True):
             plan.scales[a] = s
             plan.lengths[a] = float(s) * data.shape[a]  # exact in float64
@@ -292,6 +294,8 @@ def _from_sizes(
     the spec's reference has it. Raises ValueError for an unknown policy.
     """
     _check_len(sizes, at, "sizes")
+    if any(n < 0 for n in sizes):
+        raise ValueError(f"Resize sizes are {sizes}; expected sizes of 0 or more")
     ratios = [np.float32(n) / np.float32(shape[a]) for n, a in zip(sizes, at, strict=True)]
     lengths = [float(n) for n in sizes]
     if policy in ("not_larger", "not_smaller"):

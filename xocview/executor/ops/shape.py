@@ -229,6 +229,11 @@ def _pad(
     crop = [slice(None)] * data.ndim
     for i, a in enumerate(axis_index(a, data.ndim) for a in axes):
         begin, end = pads[i], pads[i + len(axes)]
+        if data.shape[a] + begin + end < 0:
+            raise ValueError(
+                f"Pad: pads {begin} and {end} on axis {a} of size {data.shape[a]} crop more than "
+                "it has; expected a size of 0 or more"
+            )
         crop[a] = slice(max(0, -begin), data.shape[a] - max(0, -end))
         width[a] = (max(0, begin), max(0, end))
     data = data[tuple(crop)]

@@ -1,0 +1,208 @@
+"""Loops that would never end: refused when their declared work cannot finish, otherwise
+shown iteration by iteration and stopped at once by Cancel or Ctrl+C."""
+
+from __future__ import annotations
+
+import _thread
+import gc
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from xocview.errors import RunError
+from xocview.executor import bound_body, run
+from xocview.formats import load
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+INT64_MAX = 2**63 - 1
+
+
+def _save(tmp_path: Path, nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto]) -> Path:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [1])],
+        [helper.make_tensor_value_info("y", F, [1])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "loop.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def counting_loop(
+    tmp_path: Path,
+    trip_count: int | None,
+    condition: str = "passed",
+    start: bool = True,
+    stop_at: float = 10.0,
+) -> Path:
+    """Loop 'loop1' adding 1 to x per iteration; its body's condition is ``passed`` (the
+    condition passed through), ``outer`` (an outer tensor), ``not`` (Not of the condition),
+    ``less`` (acc < stop_at) or ``random`` (a random draw < 0.5)."""
+    body_nodes = [helper.make_node("Add", ["acc_in", "one"], ["acc_out"], name="add")]
+    made = {
+        "passed": helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        "outer": helper.make_node("Identity", ["go"], ["cond_out"], name="keep"),
+        "not": helper.make_node("Not", ["cond_in"], ["cond_out"], name="flip"),
+        "less": helper.make_node("Less", ["acc_out", "stop"], ["cond_out"], name="less"),
+        "random": helper.make_node("RandomUniform", [], ["draw"], name="draw", shape=[1]),
+    }
+    body_nodes.append(made[condition])
+    if condition == "random":
+        body_nodes.append(helper.make_node("Less", ["draw", "half"], ["cond_out"], name="less"))
+    body = helper.make_graph(
+        body_nodes,
+        "body",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("cond_in", B, []),
+            helper.make_tensor_value_info("acc_in", F, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", B, None),
+            helper.make_tensor_value_info("acc_out", F, [1]),
+        ],
+        [
+            numpy_helper.from_array(np.array([1.0], np.float32), "one"),
+            numpy_helper.from_array(np.array([stop_at], np.float32), "stop"),
+            numpy_helper.from_array(np.array([0.5], np.float32), "half"),
+        ],
+    )
+    inits = [
+        numpy_helper.from_array(np.array(start), "c"),
+        numpy_helper.from_array(np.array(True), "go"),
+    ]
+    if trip_count is not None:
+        inits.append(numpy_helper.from_array(np.array(trip_count, np.int64), "M"))
+    loop = helper.make_node(
+        "Loop", ["M" if trip_count is not None else "", "c", "x"], ["y"], name="loop1", body=body
+    )
+    return _save(tmp_path, [loop], inits)
+
+
+X0 = {"x": np.zeros(1, np.float32)}
+
+
+def test_a_trip_count_of_10_15_with_a_fixed_condition_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    graph = load(counting_loop(tmp_path, 10**15))
+    start = time.perf_counter()
+    with pytest.raises(RunError) as info:
+        run(graph, X0)
+    assert time.perf_counter() - start < 2.0
+    message = str(info.value)
+    assert info.value.node_id == "loop1"
+    assert message.startswith("node 'loop1' (Loop): trip count 1,000,000,000,000,000 with a")
+    assert "expected a trip count of at most 50,000,000, or a condition that ends" in message
+
+
+@pytest.mark.parametrize("condition", ["passed", "outer"])
+def test_a_loop_with_no_trip_count_and_a_fixed_condition_would_never_end(
+    tmp_path: Path, condition: str
+) -> None:
+    with pytest.raises(RunError, match=r"node 'loop1' \(Loop\): no trip count.*never end"):
+        run(load(counting_loop(tmp_path, None, condition)), X0)
+
+
+def test_int64_max_with_a_condition_that_ends_the_loop_runs(tmp_path: Path) -> None:
+    """torch's exports: M = INT64_MAX and a condition computed in the body."""
+    result = run(load(counting_loop(tmp_path, INT64_MAX, "less")), X0, repeat=2)
+    np.testing.assert_array_equal(result.outputs["y"], [10.0])
+
+
+@pytest.mark.parametrize(("condition", "start", "y"), [("not", True, 1.0), ("passed", False, 0)])
+def test_a_fixed_condition_that_stops_the_loop_is_not_refused(
+    tmp_path: Path, condition: str, start: bool, y: float
+) -> None:
+    result = run(load(counting_loop(tmp_path, 10**15, condition, start)), X0)
+    np.testing.assert_array_equal(result.outputs["y"], [y])
+
+
+def test_a_small_trip_count_with_a_fixed_condition_runs_it_out(tmp_path: Path) -> None:
+    result = run(load(counting_loop(tmp_path, 1000)), X0)
+    np.testing.assert_array_equal(result.outputs["y"], [1000.0])
+
+
+def test_a_random_condition_can_end_the_loop_so_it_is_not_refused(tmp_path: Path) -> None:
+    result = run(load(counting_loop(tmp_path, 10**15, "random")), X0)
+    assert result.outputs["y"][0] >= 1.0
+
+
+def test_cancel_from_another_thread_stops_a_long_loop_within_a_second(tmp_path: Path) -> None:
+    graph = load(counting_loop(tmp_path, INT64_MAX, "less", stop_at=1e30))
+    flag = threading.Event()
+    fired: list[float] = []
+
+    def cancel() -> None:
+        fired.append(time.monotonic())
+        flag.set()
+
+    timer = threading.Timer(0.5, cancel)
+    timer.start()
+    try:
+        result = run(graph, X0, cancel=flag.is_set)
+    finally:
+        timer.cancel()
+    assert result.cancelled
+    assert time.monotonic() - fired[0] < 1.0
+
+
+def test_ctrl_c_stops_a_long_loop_at_once(tmp_path: Path) -> None:
+    graph = load(counting_loop(tmp_path, INT64_MAX, "less", stop_at=1e30))
+    fired: list[float] = []
+
+    def interrupt() -> None:
+        fired.append(time.monotonic())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run(graph, X0)
+    assert time.monotonic() - fired[0] < 1.0
+    assert gc.isenabled()  # the run's pause of the collector ended with it
+
+
+def test_iterations_are_reported_from_inside_the_body(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bound_body, "REPORT_SECONDS", 0.0)
+    reports: list[tuple[str, int, int | None]] = []
+    graph = load(counting_loop(tmp_path, INT64_MAX, "less", stop_at=1e30))
+    result = run(graph, X0, cancel=lambda: len(reports) >= 50, on_iteration=_keep(reports))
+    assert result.cancelled
+    assert [r[0] for r in reports] == ["loop1"] * 50
+    assert [r[1] for r in reports] == list(range(1, 51))
+    assert {r[2] for r in reports} == {None}  # INT64_MAX: the condition decides
+
+
+def test_a_scan_reports_how_many_iterations_it_will_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bound_body, "REPORT_SECONDS", 0.0)
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "v"], ["s_out"], name="add")],
+        "body",
+        [helper.make_tensor_value_info("s_in", F, [1]), helper.make_tensor_value_info("v", F, [1])],
+        [helper.make_tensor_value_info("s_out", F, [1])],
+    )
+    scan = helper.make_node("Scan", ["x", "seq"], ["y"], name="scan1", body=body, num_scan_inputs=1)
+    seq = numpy_helper.from_array(np.ones((300, 1), np.float32), "seq")
+    reports: list[tuple[str, int, int | None]] = []
+    result = run(load(_save(tmp_path, [scan], [seq])), X0, on_iteration=_keep(reports))
+    np.testing.assert_array_equal(result.outputs["y"], [300.0])
+    assert reports[-1] == ("scan1", 300, 300)
+    assert len(reports) == 300
+
+
+def _keep(reports: list[tuple[str, int, int | None]]) -> bound_body.Iteration:
+    return lambda node_id, done, total: reports.append((node_id, done, total))
