@@ -140,6 +140,22 @@ def test_saving_keeps_the_functions_of_unexpanded_calls(
     assert again.metadata["reader_notes"] == graph.metadata["reader_notes"]
 
 
+def test_saving_a_30_level_bomb_runs_no_inference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The saved file holds the whole bomb again: the writer's type refresh and check must
+    not expand it either."""
+    monkeypatch.setattr(expansion, "MAX_EXPANDED_NODES", 100)
+    graph = registry.load(_bomb(30, tmp_path / "bomb.onnx"))
+    out = tmp_path / "out.onnx"
+    start = time.perf_counter()
+    registry.save(graph, out)
+    assert time.perf_counter() - start < 10
+    model = onnx.load(out)
+    assert len(model.functions) == 30
+    onnx.checker.check_model(model)
+
+
 def test_a_body_the_call_gives_that_refers_to_itself_is_walked_once(tmp_path: Path) -> None:
     """A call's graph attribute whose If refers (ref_attr_name) to that same attribute: the
     reader used to copy it into itself until Python's recursion limit."""

@@ -331,13 +331,21 @@ def _shallow(node: onnx.NodeProto, bodies: list[onnx.AttributeProto]) -> bytes:
     their outer scope, and reject every outer name they use; the walk checks them instead."""
     if not bodies:
         return node.SerializeToString()
-    copy = onnx.NodeProto()
-    copy.CopyFrom(node)
-    for attr in copy.attribute:
+    copy = onnx.NodeProto()  # built field by field: copying the bodies costs their size
+    copy.input.extend(node.input)
+    copy.output.extend(node.output)
+    copy.op_type, copy.name, copy.domain = node.op_type, node.name, node.domain
+    if getattr(node, "overload", ""):
+        copy.overload = node.overload
+    for attr in node.attribute:
+        if attr.type not in (_GRAPH, _GRAPHS):
+            copy.attribute.append(attr)
+            continue
+        empty = copy.attribute.add(name=attr.name, type=attr.type, ref_attr_name=attr.ref_attr_name)
         for sub in [attr.g] if attr.type == _GRAPH else attr.graphs:
-            name = sub.name
-            sub.Clear()
-            sub.name = text(name) or "body"  # the checker requires a name
+            # The checker requires a name.
+            shell = empty.g if attr.type == _GRAPH else empty.graphs.add()
+            shell.name = text(sub.name) or "body"
     return copy.SerializeToString()
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import onnx
 
 from xocview.formats.onnx.attrs import bodies
+from xocview.formats.onnx.expansion import plan
 from xocview.formats.onnx.types import weightless_copy
 
 __all__ = ["replace_stale_types"]
@@ -22,6 +23,8 @@ __all__ = ["replace_stale_types"]
 def replace_stale_types(model: onnx.ModelProto) -> list[str]:
     """Give value_info entries and graph outputs the inferred type where theirs contradicts
     it or is missing; returns the names of the values whose declared type was wrong."""
+    if not plan(model).infer:  # inference would expand the calls past any budget
+        return []
     probe = weightless_copy(model)
     probe.graph.name = model.graph.name or "graph"
     for g in _graphs(probe.graph):
@@ -52,11 +55,14 @@ def replace_stale_types(model: onnx.ModelProto) -> list[str]:
 
 
 def _graphs(g: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """A graph and every body inside it."""
-    yield g
-    for node in g.node:
-        for sub in bodies(node):
-            yield from _graphs(sub)
+    """A graph and every body inside it (with a stack: nested generators would pass each
+    body up through every level)."""
+    stack = [g]
+    while stack:
+        g = stack.pop()
+        yield g
+        inner = [sub for node in g.node if node.attribute for sub in bodies(node)]
+        stack.extend(reversed(inner))  # the first body next: the order of a recursive walk
 
 
 def _known(tp: onnx.TypeProto) -> bool:

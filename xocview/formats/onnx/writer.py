@@ -28,7 +28,7 @@ import onnx
 from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.assemble import Assembler, prop_items
 from xocview.formats.onnx.data import needed_bytes
-from xocview.formats.onnx.expansion import kept_functions
+from xocview.formats.onnx.expansion import kept_functions, plan
 from xocview.formats.onnx.model_files import data_header, write_model_files
 from xocview.formats.onnx.nesting import Nesting
 from xocview.formats.onnx.opsets import ir_version, model_opsets, opset_domain
@@ -218,7 +218,8 @@ def _check(model: onnx.ModelProto, file: str) -> None:
     probe.graph.name = model.graph.name
     probe.metadata_props.extend(model.metadata_props)
     try:
-        onnx.checker.check_model(probe, full_check=True)
+        # Full (with strict inference) unless inference would expand calls past any budget.
+        onnx.checker.check_model(probe, full_check=plan(probe).infer)
     except (
         onnx.checker.ValidationError,
         onnx.shape_inference.InferenceError,
