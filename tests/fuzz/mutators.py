@@ -28,6 +28,11 @@ class Mutant:
     data: bytes = b""
     special: str | None = None  # fifo | dev-zero | directory | empty | dangling | loop | sparse
     side_files: dict[str, bytes] = field(default_factory=dict)
+    # Attack cases only: the case file's own name, symlinks (name -> target) made beside it,
+    # and fields the worker needs beyond the file (a kill step, say).
+    file_name: str | None = None
+    links: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 Mutator = Callable[[random.Random, bytes], Mutant]

@@ -6,7 +6,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from tests.fuzz.harness import OUTCOMES, TARGETS, Result
+from tests.fuzz.harness import ALL_TARGETS, OUTCOMES, Result
 
 __all__ = ["cause", "failure_report", "mutator_table", "summary_table"]
 
@@ -17,7 +17,7 @@ def summary_table(results: Sequence[Result]) -> str:
     width = max(len(o) for o in OUTCOMES) + 1
     head = f"{'target':<10}" + "".join(f"{o:>{width}}" for o in OUTCOMES) + f"{'total':>{width}}"
     rows = [head, "-" * len(head)]
-    for target in [*TARGETS, "total"]:
+    for target in [*(t for t in ALL_TARGETS if any(r.case.target == t for r in results)), "total"]:
         cells = [
             sum(n for (t, o), n in counts.items() if o == outcome and target in (t, "total"))
             for outcome in OUTCOMES
@@ -52,7 +52,7 @@ _NOISE = (
 def cause(result: Result) -> str:
     """A key that groups failures with the same cause: the broken spot, or the reason's shape."""
     v = result.verdict
-    if result.outcome in ("hang", "memory", "crash"):
+    if result.outcome in ("hang", "memory", "crash", "control", "escaped", "clobbered", "torn"):
         return f"{result.outcome}: {result.case.mutator} on {result.case.target}"
     where = v.get("where")
     reason = str(v.get("reason", ""))

@@ -1,5 +1,9 @@
 """Long fuzz runs and replays: ``python tests/fuzz/run.py --cases 10000 --jobs 2 --out fuzz-out``.
 
+``--attacks`` runs the attack families of issue 28 instead of damaged seeds (``attacks.py``):
+``python tests/fuzz/run.py --attacks --cases 10000`` prints a table by family and command and
+the first failing case of each family; ``--family NAME`` (repeatable) keeps to some families.
+
 Prints the cases per target and outcome and the failures grouped by cause; each failing case
 is written to ``--out DIR/<case id>/`` (its input, side files and ``case.json``) with a line in
 ``DIR/failures.txt``. ``--replay DIR/<case id>`` (or ``--replay FILE``, on every target) runs
@@ -18,6 +22,8 @@ if __package__ in (None, ""):  # run as a script: make `tests.fuzz` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.fuzz.harness import (
+    ALL_TARGETS,
+    FAILURES,
     MEM_MB,
     TARGETS,
     TIMEOUT,
@@ -40,7 +46,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, help="folder for failing cases")
     p.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per case (20)")
     p.add_argument("--mem-mb", type=float, default=MEM_MB, help="RSS cap in MB (2048)")
-    p.add_argument("--target", action="append", choices=TARGETS, help="only these targets")
+    p.add_argument("--target", action="append", choices=ALL_TARGETS, help="only these targets")
+    p.add_argument("--attacks", action="store_true", help="the attack families, not mutations")
+    p.add_argument("--family", action="append", help="only these attack families (--attacks)")
     p.add_argument("--format", action="append", choices=FORMATS, help="only these formats")
     p.add_argument("--suite", action="store_true", help="the small seeds of the in-suite slice")
     p.add_argument("--examples", type=int, default=1, help="reproducers shown per cause")
@@ -57,15 +65,17 @@ def replay(path: Path, targets: list[str] | None, timeout: float, mem_mb: float)
         print(f"{info['case']}: {info['description']}")
         print(f"  recorded: {info['outcome']}: {info['reason']}")
         file, targets = path / info["file"], targets or [info["target"]]
+        extra = info.get("extra", {})
     else:
-        file, targets = path, targets or list(TARGETS)
-    worker = Worker(Path(file).resolve().parent)
+        file, targets, extra = path, targets or list(TARGETS), {}
+    folder = Path(file).resolve().parent
+    worker = Worker(folder)
     failed = 0
     try:
-        for target in targets:
-            spec = {"target": target, "path": str(file.resolve()), "out": "/tmp"}
+        for target in targets:  # attack targets write out.* beside the file (diff: base.*)
+            spec = {**extra, "target": target, "path": str(file.resolve()), "out": str(folder)}
             v = worker.run(spec, timeout, mem_mb)
-            failed += v["outcome"] in ("message", "internal", "hang", "memory", "crash")
+            failed += v["outcome"] in FAILURES
             print(f"  {target}: {v['outcome']}: {v.get('reason')} ({v.get('seconds', '?')} s)")
             if v.get("traceback"):
                 print("    " + str(v["traceback"]).replace("\n", "\n    "))
@@ -79,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = _args(argv)
     if ns.replay is not None:
         return replay(ns.replay, ns.target, ns.timeout, ns.mem_mb)
+    if ns.attacks:
+        return run_attacks(ns)
     seeds = suite_seeds() if ns.suite else all_seeds()
     if ns.format:
         seeds = tuple(s for s in seeds if s.fmt in ns.format)
@@ -89,6 +101,47 @@ def main(argv: list[str] | None = None) -> int:
     cases: list[Case] = [
         make_case(ns.seed, i, seeds, targets) for i in range(ns.start, ns.start + ns.cases)
     ]
+    start = time.monotonic()
+    results = _run(ns, cases)
+    elapsed = time.monotonic() - start
+    formats = sorted({s.fmt for s in seeds})
+    print(f"{len(results)} cases (seed {ns.seed}, {len(seeds)} seed files: {', '.join(formats)})")
+    print(f"in {elapsed:.1f} s with {ns.jobs} workers ({len(results) / elapsed:.1f} cases/s)")
+    print()
+    print(summary_table(results))
+    if ns.by_mutator:
+        print()
+        print(mutator_table(results))
+    return _tail(ns, results)
+
+
+def run_attacks(ns: argparse.Namespace) -> int:
+    """``--attacks``: the attack families, mixed evenly by the rng, reported by family."""
+    from tests.fuzz.attacks import FAMILIES, family_table, first_reasons, make_attack_case
+
+    unknown = sorted(set(ns.family or ()) - set(FAMILIES))
+    if unknown:
+        print(f"unknown families {unknown}; known: {', '.join(FAMILIES)}", file=sys.stderr)
+        return 2
+    cases: list[Case] = [
+        make_attack_case(ns.seed, i, ns.family, ns.target)
+        for i in range(ns.start, ns.start + ns.cases)
+    ]
+    start = time.monotonic()
+    results = _run(ns, cases)
+    elapsed = time.monotonic() - start
+    print(f"{len(results)} attack cases (seed {ns.seed}, {len(ns.family or FAMILIES)} families)")
+    print(f"in {elapsed:.1f} s with {ns.jobs} workers ({len(results) / elapsed:.1f} cases/s)")
+    print()
+    print(family_table(results))
+    reasons = first_reasons(results)
+    if reasons:
+        print("\nfailing families (the first failing case of each):")
+        print(reasons)
+    return _tail(ns, results)
+
+
+def _run(ns: argparse.Namespace, cases: list[Case]) -> list[Result]:
     if ns.out is not None:
         ns.out.mkdir(parents=True, exist_ok=True)
     counts: dict[str, int] = {"done": 0, "failed": 0}
@@ -108,19 +161,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    results = run_cases(
+    return run_cases(
         cases, jobs=ns.jobs, timeout=ns.timeout, mem_mb=ns.mem_mb, out_dir=ns.out,
         on_result=progress,
     )  # fmt: skip
-    elapsed = time.monotonic() - start
-    formats = sorted({s.fmt for s in seeds})
-    print(f"{len(results)} cases (seed {ns.seed}, {len(seeds)} seed files: {', '.join(formats)})")
-    print(f"in {elapsed:.1f} s with {ns.jobs} workers ({len(results) / elapsed:.1f} cases/s)")
-    print()
-    print(summary_table(results))
-    if ns.by_mutator:
-        print()
-        print(mutator_table(results))
+
+
+def _tail(ns: argparse.Namespace, results: list[Result]) -> int:
     report = failure_report(results, examples=ns.examples)
     if report:
         print("\nfailures (and leaked exception names) by cause:")

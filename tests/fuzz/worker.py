@@ -5,7 +5,8 @@ second) and then running hundreds of cases is what makes the fuzz fast. The prot
 JSON object a line: ``{"target": ..., "path": ..., "out": ...}`` in, a verdict out. C-level
 writes to stdout go to /dev/null so that nothing but verdicts reaches the protocol pipe; the
 parent enforces the time limit and the memory cap and kills this process when one is passed.
-This file imports nothing from tests/, only the standard library and xocview.
+This file imports nothing from tests/, only the standard library, xocview and its sibling
+``attack_targets.py`` (the attack families' commands and the terminal and secret checks).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import time
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+import attack_targets  # type: ignore[import-not-found]  # beside this script, stdlib + xocview
 
 # Python exception names quoted in a message that passed as a located error: a sign that the
 # message wraps a bug of ours (the verdict is "leaked", which is not a failure by itself).
@@ -123,35 +126,36 @@ def _capture(fn: Callable[[], Any]) -> tuple[Any, str, str, BaseException | None
 
 def run_cli(target: str, path: str, out_dir: str) -> dict[str, Any]:
     """``xocview TARGET path`` through ``xocview.cli.main``; a verdict from its exit and stderr."""
+    return cli_verdict(target, _argv(target, path, out_dir), path)[0]
+
+
+def cli_verdict(target: str, argv: list[str], path: str | None) -> tuple[dict[str, Any], str, str]:
+    """Run ``argv``; the verdict (``path`` is the file a one-line error must name, if any),
+    stdout and stderr."""
     from xocview.cli import main
 
-    argv = {
-        "info": ["info", path],
-        "check": ["check", path],
-        "render": ["render", path, os.path.join(out_dir, "out.png")],
-        "run": ["run", path, "--repeat", "1", *_budget_options()],
-    }[target]
     rc, stdout, stderr, exc = _capture(lambda: main(argv))
     if exc is not None:
         if isinstance(exc, SystemExit):
-            return _verdict("internal", f"SystemExit({exc.code}) escaped main: {stderr[-300:]}")
-        return _on_exception(exc)
-    if rc == 0:
-        return _verdict("ok", "exit 0")
+            v = _verdict("internal", f"SystemExit({exc.code}) escaped main: {stderr[-300:]}")
+            return v, stdout, stderr
+        return _on_exception(exc), stdout, stderr
+    if rc == 0 or (rc == 1 and target == "diff" and not stderr):
+        return _verdict("ok", f"exit {rc}"), stdout, stderr
     if rc == 1 and target == "check" and not stderr:
-        return _check_report(stdout, path)
-    if rc == 1:
-        return _on_error_message(stderr, None if target == "run" else path)
+        return _check_report(stdout, argv[-1]), stdout, stderr
+    if rc == 1 or (rc == 2 and target == "diff"):
+        return _on_error_message(stderr, None if target == "run" else path), stdout, stderr
     lines = stderr.strip().splitlines()
     msg = next((ln for ln in lines if ln.startswith("xocview:")), lines[-1] if lines else "")
     if rc == 3 and "MemoryError" in msg:
-        return _verdict("memory", msg[:300])
+        return _verdict("memory", msg[:300]), stdout, stderr
     verdict = _verdict("internal", f"exit {rc}: {msg[:300]}")
     if rc == 3:  # the one-line message hides the traceback: run again with --debug for it
         _, _, debug_err, _ = _capture(lambda: main([*argv, "--debug"]))
         verdict["traceback"] = _tail(debug_err.rsplit("xocview: internal error", 1)[0], 8)
         verdict["where"] = _where_from_text(verdict["traceback"])
-    return verdict
+    return verdict, stdout, stderr
 
 
 def _has_budget() -> bool:
@@ -271,9 +275,23 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     target, path, out_dir = spec["target"], spec["path"], spec["out"]
     if target.startswith("selftest:"):
         return _selftest(target.split(":", 1)[1])
+    if target in attack_targets.TARGETS:
+        return attack_targets.run(spec, cli_verdict, _budget_options())
     if target in CLI_TARGETS:
-        return run_cli(target, path, out_dir)
+        verdict, stdout, stderr = cli_verdict(target, _argv(target, path, out_dir), path)
+        if not spec.get("screen"):  # the attack cases' terminal and secret checks
+            return verdict
+        return attack_targets.screen(verdict, stdout, stderr, spec.get("secret"))
     return run_api(target, path)
+
+
+def _argv(target: str, path: str, out_dir: str) -> list[str]:
+    return {
+        "info": ["info", path],
+        "check": ["check", path],
+        "render": ["render", path, os.path.join(out_dir, "out.png")],
+        "run": ["run", path, "--repeat", "1", *_budget_options()],
+    }[target]
 
 
 def main() -> None:
