@@ -79,7 +79,8 @@ class Nesting:
         self.role = [_role(node, bool(h.is_group[i])) for i, node in enumerate(nodes)]
         self.scope: list[Scope] = [TOP] * len(nodes)
         self.members: dict[Scope, list[int]] = {TOP: []}
-        for i in np.argsort(h.depth, kind="stable").tolist():
+        self._by_depth = np.argsort(h.depth, kind="stable").tolist()
+        for i in self._by_depth:
             p = int(h.parent[i])
             if p >= 0:
                 self.scope[i] = self._scope_under(p, i)
@@ -89,6 +90,7 @@ class Nesting:
             positions.sort()
         self._parameters: dict[int, tuple[list[int], list[int]]] = {}
         self._note_operators()
+        self._reads: dict[int, list[int]] | None = None  # deep reads, made on first use
 
     def _note_operators(self) -> None:
         """What written operators make (outputs; a holder's bodies' parameters too), who reads
@@ -96,15 +98,23 @@ class Nesting:
         self.made: set[int] = set()
         self._readers: dict[int, set[int]] = {}
         self._body_outputs: dict[int, set[int]] = {}
+        # Tensor -> the written nodes that make it (a holder makes its bodies' inputs).
+        self._producers: dict[int, list[int]] = {}
         for i, node in enumerate(self.graph.nodes):
-            if self.role[i] not in ("leaf", "holder"):
+            role = self.role[i]
+            if role == "group":
                 continue
-            self.made.update(node.outputs)
+            made = list(node.outputs)
+            if role == "holder":
+                made += self.body_tensors(i, "inputs")
+                self._body_outputs[i] = set(self.body_tensors(i, "outputs"))
+            for t in made:
+                self._producers.setdefault(t, []).append(i)
+            if role == "call":
+                continue
+            self.made.update(made)
             for t in node.inputs:
                 self._readers.setdefault(t, set()).add(i)
-            if self.role[i] == "holder":
-                self.made.update(self.body_tensors(i, "inputs"))
-                self._body_outputs[i] = set(self.body_tensors(i, "outputs"))
 
     def written(self, i: int) -> bool:
         return self.role[i] != "group"
@@ -155,15 +165,64 @@ class Nesting:
         made: set[int] = set()
         for k in [i, *inside]:
             made.update(nodes[k].outputs)
-        for k in [i, *inside]:
             if self.role[k] == "holder":
                 made.update(self.body_tensors(k, "inputs"))
-        reads: dict[int, None] = dict.fromkeys(node.inputs)
-        for k in inside:
-            for t in nodes[k].inputs:
-                if t not in made:
-                    reads.setdefault(t)
-        return list(reads), made
+        return self.deep_reads(i), made
+
+    def deep_reads(self, i: int) -> list[int]:
+        """The reads of ``deep_io``, for every node found at once bottom-up (a walk of each
+        holder's subtree cost the subtree at every level of nesting)."""
+        if self.role[i] == "leaf":
+            return list(self.graph.nodes[i].inputs)
+        if self._reads is None:
+            self._reads = self._all_reads()
+        return self._reads[i]
+
+    def _all_reads(self) -> dict[int, list[int]]:
+        """Per node with children: its own inputs (when written), then what its children
+        read that nothing below it makes, in order of first use."""
+        nodes, children, producers = self.graph.nodes, self.children, self._producers
+        first, last = self._intervals()
+        reads: dict[int, list[int]] = {}
+        for i in reversed(self._by_depth):  # children before their parents
+            kids = children.get(i)
+            if not kids:
+                continue
+            out: dict[int, None] = dict.fromkeys(nodes[i].inputs) if self.written(i) else {}
+            lo, hi = first[i], last[i]
+            for c in kids:
+                for t in reads[c] if c in reads else nodes[c].inputs if self.written(c) else ():
+                    if t not in out and not any(lo <= first[p] <= hi for p in producers.get(t, ())):
+                        out[t] = None
+            reads[i] = list(out)
+        return reads
+
+    def _intervals(self) -> tuple[list[int], list[int]]:
+        """Preorder number of each node and the last number in its subtree: ``p`` is below
+        ``i`` (or is ``i``) when ``first[i] <= first[p] <= last[i]``."""
+        n = len(self.graph.nodes)
+        first, last = [0] * n, [0] * n
+        roots = [i for i in range(n) if self.parent[i] < 0]
+        stack: list[tuple[int, bool]] = [(i, False) for i in reversed(roots)]
+        count = 0
+        while stack:
+            i, done = stack.pop()
+            if done:
+                last[i] = count - 1
+                continue
+            first[i] = count
+            count += 1
+            stack.append((i, True))
+            stack.extend((k, False) for k in reversed(self.children.get(i, [])))
+        return first, last
+
+    def _member_of(self, scope: Scope, p: int) -> int | None:
+        """The node of ``scope`` that ``p`` is or is inside, if any."""
+        while p >= 0:
+            if self.scope[p] == scope and self.written(p):
+                return p
+            p = int(self.parent[p])
+        return None
 
     def body_tensors(self, holder: int, key: str) -> list[int]:
         """The formal ``inputs`` or ``outputs`` of all of a holder's bodies (tensor positions,
@@ -188,7 +247,7 @@ class Nesting:
         return found
 
     def _find_parameters(self, i: int) -> tuple[list[int], list[int]]:
-        reads, _ = self.deep_io(i)
+        reads = self.deep_reads(i)
         inside = set(self.subtree(i))
         needed = set(self.graph.outputs)
         for h, outs in self._body_outputs.items():
@@ -203,19 +262,19 @@ class Nesting:
                         outputs.setdefault(t)
         return reads, list(outputs)
 
+    def _producer_in(self, scope: Scope, t: int, reader: int) -> int:
+        """The first node of ``scope`` that makes ``t`` (itself or inside), else ``reader``."""
+        found = [self._member_of(scope, p) for p in self._producers.get(t, ())]
+        return min((m for m in found if m is not None), default=reader)
+
     def ordered(self, scope: Scope) -> list[int]:
         """The written nodes of ``scope`` in a topological order that keeps the nodes' order
         where it can. Raises FormatError naming a node on a cycle."""
         members = self.members.get(scope, [])
-        io = {m: self.deep_io(m) for m in members}
-        producer: dict[int, int] = {}
-        for m in members:
-            for t in io[m][1]:
-                producer.setdefault(t, m)
         after: dict[int, list[int]] = {}
         waiting = dict.fromkeys(members, 0)
         for m in members:
-            for p in {producer.get(t, m) for t in io[m][0]} - {m}:
+            for p in {self._producer_in(scope, t, m) for t in self.deep_reads(m)} - {m}:
                 after.setdefault(p, []).append(m)
                 waiting[m] += 1
         ready = [m for m in members if waiting[m] == 0]
