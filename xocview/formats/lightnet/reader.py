@@ -6,6 +6,8 @@ docstring gives the rules: which ops become nodes, which tensors weights, what w
 
 from __future__ import annotations
 
+from typing import Any
+
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.lightnet.build import Builder
 from xocview.formats.lightnet.check import Checker
@@ -47,6 +49,30 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     with gc_paused():
         ops, extra = Checker(source.name).document(source.json)
         name = source.path.stem
-        return Builder(
+        graph, found = Builder(
             source.name, Graph(name, name, metadata=expand_dotted_if_possible(extra))
         ).build(ops)
+    return graph, _unread(source.json["ops"]) + found
+
+
+# Keys of an op's tensor and param entries; the ops' own other keys are kept as metadata.
+_ENTRY_KEYS = {
+    "tensors_in": frozenset({"arg_name", "name"}),
+    "tensors_out": frozenset({"arg_name", "name"}),
+    "params": frozenset({"arg_name", "value"}),
+}
+
+
+def _unread(ops: list[dict[str, Any]]) -> list[Finding]:
+    """A warning for each key of a tensor or param entry that reading passes over."""
+    found: list[Finding] = []
+    for i, op in enumerate(ops):
+        for field, known in _ENTRY_KEYS.items():
+            for k, entry in enumerate(op.get(field, ())):
+                if not entry.keys() <= known:
+                    found += [
+                        Finding("warning", f"ops[{i}].{field}[{k}].{key}", "unknown key, ignored")
+                        for key in entry
+                        if key not in known
+                    ]
+    return found

@@ -67,8 +67,33 @@ def read_findings(source: Source) -> tuple[Graph, list[Finding]]:
     file with a broken entry cannot be linked at all.
     """
     with gc_paused():
-        doc = _Checker(source.name).document(source.json)
-        return build(doc, source.name, _graph_name(source))
+        root = source.json
+        doc = _Checker(source.name).document(root)
+        graph, found = build(doc, source.name, _graph_name(source))
+    return graph, _unread(root) + found
+
+
+_ROOT_KEYS = frozenset({"nodes", "arg_nodes", "node_row_ptr", "heads", "attrs"})
+_NODE_KEYS = frozenset(
+    {"op", "name", "inputs", "attrs", "attr", "param", "control_deps", "backward_source_id"}
+)
+
+
+def _unread(root: dict[str, Any]) -> list[Finding]:
+    """A warning for each key of the root and of the nodes that reading passes over."""
+    found = [
+        Finding("warning", key, "unknown root key, ignored")
+        for key in root
+        if key not in _ROOT_KEYS
+    ]
+    for i, nd in enumerate(root["nodes"]):
+        if not nd.keys() <= _NODE_KEYS:
+            found += [
+                Finding("warning", f"nodes[{i}].{key}", "unknown node key, ignored")
+                for key in nd
+                if key not in _NODE_KEYS
+            ]
+    return found
 
 
 def _graph_name(source: Source) -> str:
