@@ -71,7 +71,7 @@ class Assembler:
             g.doc_string = doc
         tensors = graph.tensors
         name = self._tensor_id
-        g.node.extend(self.scope_nodes(TOP, name))
+        self.scope_nodes(TOP, name, g.node)
         for t in graph.inputs + self.inputs_added:
             g.input.append(self._typed(t, "graph input"))
         empty = [t for t in self.weights if not tensors[t].has_data]
@@ -120,18 +120,18 @@ class Assembler:
                     out.append(value_info(name(t), tensors[t], tp))
         return out
 
-    def _body(self, holder: int, label: str, value: dict[str, Any], name: Namer) -> onnx.GraphProto:
-        """The GraphProto of one body of an If/Loop/Scan node, from the children marked so."""
-        g = onnx.GraphProto()
+    def _body(
+        self, holder: int, label: str, value: dict[str, Any], name: Namer, g: onnx.GraphProto
+    ) -> None:
+        """Fill ``g``, one body of an If/Loop/Scan node, from the children marked so."""
         g.name = str(value.get("graph") or label)
         formal_in = self._formal(holder, label, value, "inputs")
         formal_out = self._formal(holder, label, value, "outputs")
         tensors = self.graph.tensors
         g.input.extend(value_info(name(t), tensors[t]) for t in formal_in)
-        g.node.extend(self.scope_nodes((holder, label), name))
+        self.scope_nodes((holder, label), name, g.node)
         g.output.extend(value_info(name(t), tensors[t]) for t in formal_out)
         g.value_info.extend(self._value_infos((holder, label), set(formal_in + formal_out), name))
-        return g
 
     def _formal(self, holder: int, label: str, value: dict[str, Any], key: str) -> list[int]:
         ids = value.get(key, [])
@@ -151,15 +151,14 @@ class Assembler:
 
     # -- nodes ----------------------------------------------------------------------------------
 
-    def scope_nodes(self, scope: Scope, name: Namer, prefix: str = "") -> list[onnx.NodeProto]:
-        """The NodeProtos of one scope, in a topological order."""
-        out = []
+    def scope_nodes(self, scope: Scope, name: Namer, into: Any, prefix: str = "") -> None:
+        """Add the NodeProtos of one scope to ``into`` (a repeated field), in a topological
+        order; each is built where it goes (appending a built one copies it, bodies too)."""
         for i in self.nest.ordered(scope):
             if self.nest.role[i] == "call":
-                out.append(self._call(i, name, prefix))
+                self._call(i, name, prefix, into.add())
             else:
-                out.append(self._operator(i, name, prefix))
-        return out
+                self._operator(i, name, prefix, into.add())
 
     def _node_name(self, i: int, prefix: str) -> str:
         """The NodeProto's name: the source's, unless the node was renamed since (its id no
@@ -173,13 +172,12 @@ class Assembler:
             self.unnamed.append(node.id)
         return node.id[len(prefix) :] if prefix and node.id.startswith(prefix) else node.id
 
-    def _operator(self, i: int, name: Namer, prefix: str) -> onnx.NodeProto:
-        """An operator (and, for If/Loop/Scan, its bodies)."""
+    def _operator(self, i: int, name: Namer, prefix: str, proto: onnx.NodeProto) -> None:
+        """Fill ``proto``: an operator (and, for If/Loop/Scan, its bodies)."""
         node = self.graph.nodes[i]
         meta = node.metadata
         domain = meta.get("domain", "")
         domain = domain if isinstance(domain, str) else ""
-        proto = onnx.NodeProto()
         proto.op_type, proto.domain, proto.name = node.op_type, domain, self._node_name(i, prefix)
         self._check_inputs(i)
         proto.input.extend(_with_gaps([name(t) for t in node.inputs], meta.get("omitted_inputs")))
@@ -199,7 +197,6 @@ class Assembler:
         else:
             held.discard("metadata_props")
         self.held[i] = frozenset(held)
-        return proto
 
     def _attributes(self, i: int, proto: onnx.NodeProto, name: Namer) -> bool:
         """Add the node's attributes: its schema ones, and those in metadata ``attributes``
@@ -209,7 +206,7 @@ class Assembler:
         types = self._schema_types(node.op_type, proto.domain)
         for key, value in node.attributes.items():
             if value is not None:
-                proto.attribute.append(self._attribute(i, key, value, types.get(key), name))
+                self._attribute(i, key, value, types.get(key), name, proto.attribute.add())
         extra = node.metadata.get("attributes")
         if not isinstance(extra, dict):
             return True
@@ -217,7 +214,7 @@ class Assembler:
         custom = opset_domain(proto.domain) not in ONNX_DOMAINS
         for key, value in extra.items():
             if key not in node.attributes and (custom or key in graphs):
-                proto.attribute.append(self._attribute(i, key, value, None, name))
+                self._attribute(i, key, value, None, name, proto.attribute.add())
         return custom
 
     def _schema_types(self, op: str, domain: str) -> dict[str, int]:
@@ -231,13 +228,13 @@ class Assembler:
         return found
 
     def _attribute(
-        self, i: int, key: str, value: Any, kind: int | None, name: Namer
-    ) -> onnx.AttributeProto:
-        def body(label: str, v: dict[str, Any]) -> onnx.GraphProto:
-            return self._body(i, label, v, name)
+        self, i: int, key: str, value: Any, kind: int | None, name: Namer, attr: onnx.AttributeProto
+    ) -> None:
+        def body(label: str, v: dict[str, Any], g: onnx.GraphProto) -> None:
+            self._body(i, label, v, name, g)
 
         try:
-            return attribute_proto(key, value, kind, body)
+            attribute_proto(key, value, kind, body, attr)
         except AttributeProblem as e:
             raise FormatError(
                 self.file, f"node '{self.graph.nodes[i].id}' attribute '{key}'", str(e)
@@ -286,8 +283,8 @@ class Assembler:
 
     # -- function calls -------------------------------------------------------------------------
 
-    def _call(self, i: int, name: Namer, prefix: str) -> onnx.NodeProto:
-        """A call of a model-local function rebuilt from the call's body."""
+    def _call(self, i: int, name: Namer, prefix: str, call: onnx.NodeProto) -> None:
+        """Fill ``call``: a call of a model-local function rebuilt from the call's body."""
         node = self.graph.nodes[i]
         fn_meta = node.metadata["function"]
         domain = fn_meta.get("domain", "")
@@ -299,17 +296,15 @@ class Assembler:
         fp.domain = domain
         fp.input.extend(local_name(t) for t in inputs)
         fp.output.extend(local_name(t) for t in outputs)
-        fp.node.extend(self.scope_nodes((i, ""), local_name, inner))
+        self.scope_nodes((i, ""), local_name, fp.node, inner)
         for d, v in self.opsets.items():
             fp.opset_import.append(onnx.helper.make_opsetid(d, v))
         fn_name = self._function_name(fp, domain, str(fn_meta["name"]))
-        call = onnx.NodeProto()
         call.op_type, call.domain, call.name = fn_name, domain, self._node_name(i, prefix)
         unbound = [t for t in inputs if t not in self._defined]
         call.input.extend("" if t in unbound else name(t) for t in inputs)
         call.output.extend(name(t) for t in outputs)
         self.held[i] = NODE_FIELDS - {"attributes"}  # the call's attributes are in its body
-        return call
 
     def _local_names(self, inputs: list[int], outputs: list[int], inner: str) -> Namer:
         """Names inside a function body: ``in0``... and ``out0``... for its parameters, the

@@ -24,7 +24,9 @@ __all__ = ["AttributeProblem", "attribute_proto", "schema_of", "schema_types"]
 
 _A = onnx.AttributeProto
 
-GraphMaker = Callable[[str, dict[str, Any]], onnx.GraphProto]
+# Fills the given GraphProto in place: a body built apart and copied in would be copied again
+# at every level of nesting.
+GraphMaker = Callable[[str, dict[str, Any], onnx.GraphProto], None]
 
 
 class AttributeProblem(ValueError):
@@ -52,24 +54,28 @@ def schema_types(schema: onnx.defs.OpSchema) -> dict[str, int]:
 
 
 def attribute_proto(
-    name: str, value: Any, kind: int | None, make_graph: GraphMaker
+    name: str,
+    value: Any,
+    kind: int | None,
+    make_graph: GraphMaker,
+    attr: onnx.AttributeProto | None = None,
 ) -> onnx.AttributeProto:
     """The AttributeProto ``name`` of a JSON value; ``kind`` is the schema's type, or None to
     tell it from the value. ``make_graph(label, value)`` builds a graph-valued one's body
     (``label`` is ``name`` or ``name[i]``). Raises AttributeProblem for a value without an
-    ONNX form (a tensor whose values were not kept, a value of another type)."""
+    ONNX form (a tensor whose values were not kept, a value of another type). ``attr``: the
+    (empty) AttributeProto to fill, where it is to be (a new one when not given)."""
     if kind is None:
         kind = _kind_of(value)
-    attr = onnx.AttributeProto()
+    if attr is None:
+        attr = onnx.AttributeProto()
     attr.name = name
     attr.type = kind  # type: ignore[assignment]  # the enum's values are ints
     if kind == _A.GRAPH:
-        attr.g.CopyFrom(make_graph(name, _one(value, "graph")))
+        make_graph(name, _one(value, "graph"), attr.g)
     elif kind == _A.GRAPHS:
-        items = _many(value)
-        attr.graphs.extend(
-            make_graph(f"{name}[{i}]", _one(v, "graph")) for i, v in enumerate(items)
-        )
+        for i, v in enumerate(_many(value)):
+            make_graph(f"{name}[{i}]", _one(v, "graph"), attr.graphs.add())
     elif kind == _A.TENSOR:
         attr.t.CopyFrom(tensor_of(_one(value, "tensor")["tensor"]))
     elif kind == _A.TENSORS:
