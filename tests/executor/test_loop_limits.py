@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from xocview.errors import RunError
 from xocview.executor import bound_body, run
+from xocview.executor.plan import make_plan
 from xocview.formats import load
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -154,6 +155,50 @@ def test_cancel_from_another_thread_stops_a_long_loop_within_a_second(tmp_path: 
         timer.cancel()
     assert result.cancelled
     assert time.monotonic() - fired[0] < 1.0
+
+
+def test_cancel_stops_a_loop_folded_as_a_constant(tmp_path: Path) -> None:
+    """Every input a weight: the loop runs once before the timed passes, still cancellable."""
+    model = onnx.load(counting_loop(tmp_path, INT64_MAX, "less", stop_at=1e30))
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(1, np.float32), "z"))
+    model.graph.node[0].input[2] = "z"  # x stays an input, read by nothing
+    onnx.save(model, tmp_path / "folded.onnx")
+    graph = load(tmp_path / "folded.onnx")
+    assert [s.node_id for s in make_plan(graph).folded] == ["loop1"]
+    calls: list[int] = []
+    result = run(graph, X0, cancel=lambda: calls.append(1) or len(calls) > 100)
+    assert result.cancelled
+    assert result.folded == []  # stopped inside it
+
+
+def test_an_inner_loop_that_cannot_finish_is_named(tmp_path: Path) -> None:
+    inner = onnx.load(counting_loop(tmp_path, 10**15)).graph.node[0]
+    inner.name = "inner"
+    inner.input[:] = ["M", "c", "acc_in"]
+    inner.output[:] = ["acc_out"]
+    body = helper.make_graph(
+        [inner, helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep")],
+        "outer_body",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("cond_in", B, []),
+            helper.make_tensor_value_info("acc_in", F, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", B, None),
+            helper.make_tensor_value_info("acc_out", F, [1]),
+        ],
+    )
+    outer = helper.make_node("Loop", ["three", "c", "x"], ["y"], name="outer", body=body)
+    inits = [
+        numpy_helper.from_array(np.array(3, np.int64), "three"),
+        numpy_helper.from_array(np.array(10**15, np.int64), "M"),
+        numpy_helper.from_array(np.array(True), "c"),
+    ]
+    with pytest.raises(RunError) as info:
+        run(load(_save(tmp_path, [outer], inits)), X0)
+    assert info.value.node_id == "inner"
+    assert str(info.value).startswith("node 'inner' (Loop): trip count 1,000,000,000,000,000")
 
 
 def test_ctrl_c_stops_a_long_loop_at_once(tmp_path: Path) -> None:

@@ -3,6 +3,6 @@
 from xocview.executor.plan import unsupported_ops
 from xocview.executor.registry import supported_ops
 from xocview.executor.result import RunResult
-from xocview.executor.runtime import Progress, run
+from xocview.executor.runtime import Iteration, Progress, run
 
-__all__ = ["Progress", "RunResult", "run", "supported_ops", "unsupported_ops"]
+__all__ = ["Iteration", "Progress", "RunResult", "run", "supported_ops", "unsupported_ops"]

@@ -57,6 +57,7 @@ class Iterations:
 
     def __init__(self, cancel: Callable[[], bool] | None, report: Iteration | None) -> None:
         self.cancel, self.report = cancel, report
+        self.active = cancel is not None or report is not None  # else a body call skips tick
         self.next_report = time.perf_counter() + REPORT_SECONDS
 
     def tick(self, body: BoundBody) -> None:
@@ -132,7 +133,8 @@ class BoundBody:
                 f"body {body.attribute!r} takes {len(body.inputs)} inputs; {len(inputs)} given"
             )
         self.calls += 1
-        host.iterations.tick(self)
+        if host.iterations.active:
+            host.iterations.tick(self)
         values = host.values
         for t, v in zip(body.inputs, inputs, strict=True):
             values[t] = v

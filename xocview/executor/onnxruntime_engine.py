@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import RunError, shorten
+from xocview.executor.failures import exception_free
 from xocview.executor.feeds import (
     numpy_dtype,
     random_value,
@@ -189,7 +190,9 @@ def _session(ort: Any, model: bytes, options: Any, path: str | Path) -> Any:
     try:
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime's Fail, InvalidGraph, NotImplemented...
-        raise RunError(f"{path}: onnxruntime cannot load the model ({shorten(str(e), 600)})") from e
+        raise RunError(
+            f"{path}: onnxruntime cannot load the model ({shorten(exception_free(str(e)), 600)})"
+        ) from e
 
 
 def _passes(
@@ -212,7 +215,9 @@ def _passes(
             outputs = session.run(names, dict(values))
         except Exception as e:
             session.end_profiling()
-            raise RunError(f"{path}: onnxruntime failed in pass {p + 1}: {e}") from e
+            raise RunError(
+                f"{path}: onnxruntime failed in pass {p + 1}: {exception_free(str(e))}"
+            ) from e
         walls.append(time.perf_counter() - start)
         if on_pass is not None:
             on_pass(p + 1, passes)
