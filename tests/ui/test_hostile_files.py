@@ -5,7 +5,9 @@ every failure of a worker (out of memory, too deep, a crash, a bug) is one line 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -122,6 +124,64 @@ def test_a_real_function_bomb_never_holds_the_window(
         assert window.errors == [] and window.tabs.count() == 0
     else:
         assert window.tabs.count() == 1 or window.errors[0].startswith(f"{path}: ")
+
+
+_QUIT_WHILE_READING = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+    from tests.ui import hostile_children
+    from xocview.ui import load_process
+    from xocview.ui.main_window import MainWindow
+
+    load_process._child = hostile_children.infer_for_minutes
+    app = QApplication(sys.argv[:1])
+    window = MainWindow(QSettings(sys.argv[1], QSettings.Format.IniFormat))
+    job = window.open_path(Path(sys.argv[2]))
+
+    def report():
+        print(job.child._process.pid if job.child else 0, flush=True)
+        if sys.argv[3] == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)  # no clean-up of any kind
+        app.quit()  # the window is not closed: nothing cancels the load
+
+    QTimer.singleShot(3000, report)
+    sys.exit(app.exec())
+    """
+)
+
+
+@pytest.mark.parametrize("end", ["quit", "crash"])
+def test_quitting_while_a_child_reads_ends_the_child_too(tmp_path: Path, end: str) -> None:
+    path = tiny_onnx(tmp_path / "stuck.onnx")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIT_WHILE_READING, str(tmp_path / "s.ini"), str(path), end],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == (0 if end == "quit" else -9), done.stderr
+    pid = int(done.stdout.split()[0])
+    assert pid > 0  # the child was reading when the application quit
+    assert time.monotonic() - started < 30  # start-up included; a wait would take minutes
+    deadline = time.monotonic() + 5
+    while _alive(pid):  # and it is gone, not left running on its own
+        assert time.monotonic() < deadline, "the child outlived the window"
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize(

@@ -21,11 +21,13 @@ Nothing here imports Qt: the child imports this module and the readers only.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import inspect
 import io
 import marshal
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.forkserver
 import multiprocessing.spawn as spawn
 import operator
@@ -33,6 +35,7 @@ import os
 import pickle
 import signal
 import stat
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -54,6 +57,7 @@ _PIECE = 5_000  # nodes or tensors per piece: tens of milliseconds of unpickling
 _HEAD = 64  # bytes peeked at to tell JSON from protobuf
 _JSON_START = (b"{", b"[")
 _GRAPH_SKIPPED = ("nodes", "tensors", "_index")  # sent in pieces, or rebuilt on use
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
 
 def reads_apart(path: Path) -> bool:
@@ -97,7 +101,7 @@ class ChildLoad:
         ctx = _context()
         self._conn, child_end = ctx.Pipe(duplex=False)
         self._process = ctx.Process(
-            target=_child, args=(str(path), child_end), name="xocview-read", daemon=True
+            target=_run, args=(_child, str(path), child_end), name="xocview-read", daemon=True
         )
         _start_without_main(self._process)
         child_end.close()  # the child's end is the child's: its death then ends our reads
@@ -177,11 +181,47 @@ def _start_without_main(process: Any) -> None:
             spawn.get_preparation_data = real
 
 
+def _run(work: Callable[[str, Connection], None], name: str, conn: Connection) -> None:
+    """The child's first steps, whatever its work: it will not outlive the window."""
+    _die_with_parent()
+    work(name, conn)
+
+
 def _child(name: str, conn: Connection) -> None:
     """In the child: read the file and send what ``child_messages`` makes of it."""
     with conn:
         for message in child_messages(name):
             conn.send_bytes(message)
+
+
+def _die_with_parent() -> None:
+    """End this child when the window's process ends, however it ends (killed, crashed, quit
+    while this child was being started): a child stuck in onnx's C++ code would read on for
+    minutes, alone. On Linux the kernel kills it when the fork server, which ends with the
+    window's process, is gone; elsewhere a thread watches the window's process, which works
+    whenever the reader lets the interpreter run."""
+    # Each child gets the fork server's "window alive" pipe, to start children of its own;
+    # holding it, the child kept the server (and so itself) alive after the window died.
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:  # the fork server was gone before the kernel was asked
+            os._exit(1)
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None)
+    if sentinel is not None:
+        threading.Thread(target=_watch, args=(sentinel,), daemon=True).start()
+
+
+def _watch(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])  # readable once the window's process is gone
+    os._exit(1)
 
 
 class _Unsendable(Exception):
