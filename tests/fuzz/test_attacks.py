@@ -32,7 +32,7 @@ PER_FAMILY: dict[str, tuple[int, tuple[str, ...]]] = {
     "terminal.xoc": (2, SHOWN),
     "terminal.nnvm": (2, SHOWN),
     "terminal.lightnet": (2, SHOWN),
-    "bomb.functions": (1, ("info",)),
+    "bomb.functions": (1, ("convert",)),
     "bomb.if_nest": (1, ("info",)),
     "bomb.scopes": (1, ("render",)),
     "bomb.loop": (2, ("run", "api-run")),
@@ -47,6 +47,8 @@ PER_FAMILY: dict[str, tuple[int, tuple[str, ...]]] = {
 FULL_SIZE = ("bomb.functions", "bomb.if_nest", "bomb.loop")
 # Families whose fix has not landed yet: the coordinator removes each as its fix lands.
 OPEN = {
+    "bomb.functions": "issue 28 #6: convert to .onnx expands local functions calling the next "
+    "level 2-3 times, 10-30 levels deep (info and render are bounded)",
     "bomb.if_nest": "issue 28 #6: ~200k nodes in 14-deep If bodies: info takes over 20 s",
     "bomb.loop": "issue 28 #6: a Loop of 2^63-1 trips around an inner Loop: executor.run "
     "starts it (the CLI refuses the single Loop)",
