@@ -54,6 +54,7 @@ def _dispatch(args: list[str], debug: bool) -> int:
         say(f"xocview: error: {e}", file=sys.stderr)
         return EXIT_FINDINGS
     except KeyboardInterrupt:
+        print("xocview: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK

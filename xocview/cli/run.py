@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from xocview.cli.arguments import parse_dim, parse_dims
-from xocview.cli.terminal import cell, say, shorten_ids
+from xocview.cli.terminal import SafeStream, cell, say, shorten_ids
 from xocview.errors import RunError, XocviewError, terminal_safe
-from xocview.executor import RunResult, run
+from xocview.executor import Iteration, RunResult, run
 from xocview.executor.budget import parse_size
 from xocview.executor.onnxruntime_engine import (
     OPTIMIZATIONS,
@@ -221,7 +222,43 @@ def _run(ns: argparse.Namespace, graph: Graph) -> RunResult:
     if ns.engine == "onnxruntime":
         optimization = ns.optimization or "all"
         return run_onnxruntime(graph, ns.file, feeds, optimization=optimization, **common)
-    return run(graph, feeds, max_memory=ns.max_memory, **common)
+    line = _IterationLine.on_terminal()
+    progress: Iteration | None = line
+    try:
+        return run(graph, feeds, max_memory=ns.max_memory, on_iteration=progress, **common)
+    finally:
+        if line is not None:
+            line.clear()
+
+
+class _IterationLine:
+    """A Loop or Scan node's iterations on stderr, one line rewritten in place, so that a long
+    loop shows it is moving (the executor calls it about four times a second).
+
+    Written to the unfiltered stream: the escaping wrapper would show our own CR and erase
+    sequence as text; the node id from the file is escaped here instead.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.shown = False
+
+    @classmethod
+    def on_terminal(cls) -> _IterationLine | None:
+        raw = sys.stderr.raw if isinstance(sys.stderr, SafeStream) else sys.stderr
+        isatty = getattr(raw, "isatty", None)
+        return cls(raw) if isatty is not None and isatty() else None
+
+    def __call__(self, node_id: str, done: int, total: int | None) -> None:
+        of = f" of {total:,}" if total is not None else ""
+        self.stream.write(f"\r\x1b[K{cell(node_id)}: iteration {done:,}{of}")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def _write(ns: argparse.Namespace, graph: Graph, result: RunResult) -> None:

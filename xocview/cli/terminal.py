@@ -30,6 +30,11 @@ class SafeStream:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
+    @property
+    def raw(self) -> TextIO:
+        """The wrapped stream, for what xocview itself draws (a progress line's CR)."""
+        return self._stream
+
     def write(self, text: str) -> int:
         self._stream.write(stream_safe(text))
         return len(text)
