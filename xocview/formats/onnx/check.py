@@ -79,6 +79,7 @@ class _Walk:
     ) -> None:
         self.model = model
         self.expansion = expansion
+        self.inferred = False  # strict inference ran and passed: the safety net need not rerun it
         self.source = source
         self.top = top
         self.out: list[Finding] = []
@@ -302,6 +303,7 @@ class _Walk:
             return  # the safety net checks from the path
         try:
             onnx.shape_inference.infer_shapes(data, check_type=True, strict_mode=True)
+            self.inferred = True
         except _CHECKER_ERRORS as e:
             place = self.inference_place(str(e))
             if place == "graph" and self.out:
@@ -321,7 +323,8 @@ class _Walk:
         if any(f.severity == "error" for f in self.out):
             return
         try:  # from the path, so that external data is looked for beside the model
-            onnx.checker.check_model(str(self.source.path), full_check=self.expansion.infer)
+            full = self.expansion.infer and not self.inferred
+            onnx.checker.check_model(str(self.source.path), full_check=full)
         except _CHECKER_ERRORS as e:
             self.error("model", _first_line(e))
 
