@@ -43,10 +43,11 @@ def _bomb(levels: int, path: Path) -> Path:
 
 
 def _self_calling(path: Path) -> Path:
-    """A function that calls itself twice: no end but the depth limit."""
+    """A function that calls itself: no end but the depth limit (one call a level, so the
+    node budget is never what stops it)."""
     body = [
         helper.make_node("r", ["x"], ["a"], domain="local"),
-        helper.make_node("r", ["a"], ["y"], domain="local"),
+        helper.make_node("Relu", ["a"], ["y"]),
     ]
     fn = helper.make_function("local", "r", ["x"], ["y"], body, _OPSETS)
     graph = helper.make_graph(
@@ -187,3 +188,27 @@ def test_a_body_the_call_gives_that_refers_to_itself_is_walked_once(tmp_path: Pa
     holders = [n for n in loaded.nodes if n.op_type == "If"]
     assert len(holders) == 3  # the body's If, and the given graph's If in each branch
     assert {n.metadata.get("subgraph") for n in holders} >= {"then_branch", "else_branch"}
+
+
+def test_the_default_budget_is_in_proportion_to_the_file(tmp_path: Path) -> None:
+    """A few-KB bomb expands to at most MIN_EXPANDED_NODES, and runs no inference; a file whose
+    one layer function (400 nodes) is called by 272 calls expands in full and is inferred."""
+    bomb = expansion.plan(onnx.load(_bomb(30, tmp_path / "bomb.onnx")))
+    assert bomb.nodes <= expansion.MIN_EXPANDED_NODES and not bomb.infer
+    layer = [
+        helper.make_node("Relu", ["x" if i == 0 else f"t{i}"], [f"t{i + 1}"]) for i in range(399)
+    ]
+    layer.append(helper.make_node("Relu", ["t399"], ["y"]))
+    fn = helper.make_function("local", "layer", ["x"], ["y"], layer, _OPSETS)
+    calls = [
+        helper.make_node("layer", [f"h{i}"], [f"h{i + 1}"], domain="local") for i in range(272)
+    ]
+    graph = helper.make_graph(
+        calls,
+        "stack",
+        [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("h272", TensorProto.FLOAT, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=_OPSETS, functions=[fn])
+    stack = expansion.plan(model)
+    assert stack.nodes == 272 * (400 + 1) and stack.infer and not stack.notes  # calls too
