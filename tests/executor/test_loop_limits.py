@@ -201,6 +201,43 @@ def test_an_inner_loop_that_cannot_finish_is_named(tmp_path: Path) -> None:
     assert str(info.value).startswith("node 'inner' (Loop): trip count 1,000,000,000,000,000")
 
 
+def test_an_outer_loop_that_passes_its_condition_is_refused_before_its_first_iteration(
+    tmp_path: Path,
+) -> None:
+    """The outer loop gives its condition back unchanged: it would run 2^63-1 times, so it is
+    refused before the inner loop's 10^6 iterations of its first pass are started."""
+    inner = onnx.load(counting_loop(tmp_path, 10**6)).graph.node[0]
+    inner.name = "inner"
+    inner.input[:] = ["N", "cond_in", "acc_in"]
+    inner.output[:] = ["acc_out"]
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"), inner],
+        "outer_body",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("cond_in", B, []),
+            helper.make_tensor_value_info("acc_in", F, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", B, None),
+            helper.make_tensor_value_info("acc_out", F, [1]),
+        ],
+    )
+    outer = helper.make_node("Loop", ["M", "c", "x"], ["y"], name="outer", body=body)
+    inits = [
+        numpy_helper.from_array(np.array(INT64_MAX, np.int64), "M"),
+        numpy_helper.from_array(np.array(10**6, np.int64), "N"),
+        numpy_helper.from_array(np.array(True), "c"),
+    ]
+    graph = load(_save(tmp_path, [outer], inits))
+    start = time.perf_counter()
+    with pytest.raises(RunError) as info:
+        run(graph, X0)
+    assert time.perf_counter() - start < 2.0
+    assert info.value.node_id == "outer"
+    assert "cannot change between iterations" in str(info.value)
+
+
 def test_ctrl_c_stops_a_long_loop_at_once(tmp_path: Path) -> None:
     graph = load(counting_loop(tmp_path, INT64_MAX, "less", stop_at=1e30))
     fired: list[float] = []

@@ -48,6 +48,9 @@ class Body:
     made: list[int] = field(default_factory=list)  # outputs its steps make: cleared after a call
     # whether the first output (a Loop body's condition) can differ between iterations
     first_output_varies: bool = True
+    # whether the first output is the condition input (input 1) given back, at most through
+    # Identity steps: such a loop's iterations are known before its first one
+    passes_condition: bool = False
 
 
 class BodyIndex:
@@ -123,7 +126,25 @@ class BodyIndex:
         body.captures = sorted((read | set(body.outputs)) - inner)
         body.made = [t for t in dict.fromkeys(body.outputs) if t in made]
         body.first_output_varies = _first_output_varies(body)
+        body.passes_condition = _passes_condition(body)
         return body
+
+
+def _passes_condition(body: Body) -> bool:
+    """Whether the body's first output is its input 1 (a Loop's condition), directly or
+    through a chain of Identity steps."""
+    if not body.outputs or len(body.inputs) < 2:
+        return False
+    maker = {t: s for s in body.steps for _, t in s.outputs}
+    t: int | None = body.outputs[0]
+    seen: set[int] = set()
+    while t is not None and t != body.inputs[1]:
+        s = maker.get(t)
+        if s is None or s.op_type != "Identity" or t in seen or not s.inputs:
+            return False
+        seen.add(t)
+        t = s.inputs[0]
+    return t is not None
 
 
 def _first_output_varies(body: Body) -> bool:

@@ -104,6 +104,14 @@ class BoundBody:
         """The holder starts iterating: ``expected`` calls (None when a condition decides)."""
         self.calls, self.expected, self.counting = 0, expected, True
 
+    def check_before_start(self, trip_count: int | None) -> None:
+        """Before a Loop's first iteration, with its condition true: a body that gives its
+        condition back unchanged will run exactly ``trip_count`` times, so the check of
+        ``check_trip_count`` is made now, before any work (an inner loop of the first
+        iteration may itself take long)."""
+        if self.body.passes_condition:
+            self.check_trip_count(trip_count)
+
     def check_trip_count(self, trip_count: int | None) -> None:
         """After a Loop's first iteration left its condition true: refuse the loop when the
         condition cannot change and ``trip_count`` iterations (None: no trip count, for ever)

@@ -75,6 +75,10 @@ def loop(
     scans: list[list[Any]] | None = None
     i = 0
     _begin(body, limit if limit is None or limit < 2**63 - 1 else None)
+    if keep_going and (limit is None or limit > 0):
+        precheck = getattr(body, "check_before_start", None)
+        if precheck is not None:
+            precheck(limit)
     while keep_going and (limit is None or i < limit):
         flag = np.array(True) if cond is None else np.array(keep_going)
         out = body(np.array(i, dtype=counter_type), flag, *carried)
