@@ -47,22 +47,6 @@ PER_FAMILY: dict[str, tuple[int, tuple[str, ...]]] = {
 FULL_SIZE = ("bomb.functions", "bomb.if_nest", "bomb.loop")
 # Families whose fix has not landed yet: the coordinator removes each as its fix lands.
 OPEN = {
-    "bomb.if_nest": (1, ("info",)),
-    "bomb.scopes": (1, ("render",)),
-    "bomb.loop": (2, ("run", "api-run")),
-    "bomb.counts": (1, ("run",)),
-    "bomb.xoc_groups": (1, ("render",)),
-    "bomb.metadata_deep": (1, ("convert",)),
-    "bomb.dotted_keys": (1, ("convert",)),
-    "values.run": (4, ("run", "api-run")),
-    "save.clobber": (2, ("convert-onnx",)),
-    "save.kill": (3, ("convert-kill",)),
-}
-FULL_SIZE = ("bomb.functions", "bomb.if_nest", "bomb.loop")
-# Families whose fix has not landed yet: the coordinator removes each as its fix lands.
-OPEN = {
-    "bomb.functions": "issue 28 #6: convert to .onnx expands local functions calling the next "
-    "level 2-3 times, 10-30 levels deep (info and render are bounded)",
     "bomb.if_nest": "issue 28 #6: ~200k nodes in 14-deep If bodies: info takes over 20 s",
 }
 
