@@ -127,12 +127,67 @@ def terminal_onnx(rng: random.Random, ctx: Ctx) -> Mutant:
 
 
 def _json_seeds(fmt: str) -> list[Seed]:
-    return [
+    """The format's small seed files; where there are none (no shared corpus on this machine),
+    a small document of the format written here."""
+    found = [
         s
         for s in all_seeds()
         if s.fmt == fmt and s.path is not None and s.path.stat().st_size <= MAX_SEED
         and "broken" not in str(s.path) and "INVALID" not in s.name
     ]  # fmt: skip
+    if found or fmt not in _BUILT_IN:
+        return found
+    return [Seed(f"built-in {fmt}", fmt, None, json.dumps(_BUILT_IN[fmt]).encode())]
+
+
+# A small document of each JSON format whose real files come from the shared corpus alone.
+_BUILT_IN: dict[str, Any] = {
+    "nnvm": {
+        "nodes": [
+            {"op": "null", "name": "data", "inputs": []},
+            {"op": "null", "name": "w", "inputs": []},
+            {
+                "op": "dense",
+                "name": "fc",
+                "attrs": {"units": "4"},
+                "inputs": [[0, 0, 0], [1, 0, 0]],
+            },
+            {"op": "relu", "name": "act", "inputs": [[2, 0, 0]]},
+        ],
+        "arg_nodes": [0, 1],
+        "node_row_ptr": [0, 1, 2, 3, 4],
+        "heads": [[3, 0, 0]],
+        "attrs": {"shape": ["list_shape", [[1, 8], [4, 8], [1, 4], [1, 4]]]},
+    },
+    "lightnet": {
+        "ops": [
+            {
+                "name": "create1",
+                "optype": "create",
+                "tensors_in": [],
+                "tensors_out": [{"arg_name": "dst", "name": "x"}],
+                "params": [
+                    {"arg_name": "dtype", "value": "TL_FLOAT"},
+                    {"arg_name": "dims", "value": [1, 4]},
+                ],
+            },
+            {
+                "name": "relu1",
+                "optype": "relu",
+                "tensors_in": [{"arg_name": "src", "name": "x"}],
+                "tensors_out": [{"arg_name": "dst", "name": "y"}],
+                "params": [],
+            },
+            {
+                "name": "sigmoid1",
+                "optype": "sigmoid",
+                "tensors_in": [{"arg_name": "src", "name": "y"}],
+                "tensors_out": [{"arg_name": "dst", "name": "z"}],
+                "params": [],
+            },
+        ]
+    },
+}
 
 
 def _strings(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, bool]]:
