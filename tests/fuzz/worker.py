@@ -217,6 +217,10 @@ def run_api(target: str, path: str) -> dict[str, Any]:
                 if problem:
                     return _verdict("message", f"finding: {problem}")
             if path.endswith(".onnx") and not any(f.severity == "error" for f in result[1]):
+                if any("shape inference not run" in str(f) for f in result[1]):
+                    # onnx's full check would expand every call without bound (a function
+                    # bomb holds it for minutes): there is no anchor to ask
+                    return _verdict("ok", "returned; too big for onnx.checker's full check")
                 return _onnx_checker_agrees(path)
         return _verdict("ok", "returned")
     if isinstance(exc, XocviewError):
