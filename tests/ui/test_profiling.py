@@ -312,3 +312,21 @@ def test_the_inspector_says_a_node_ran_fused_and_how_its_time_was_split(
     doc.select_node(doc.graph.index.node_position("bn"))
     rows = window.inspector.tree.findItems("Time (CPU)", Qt.MatchFlag.MatchExactly)
     assert rows and rows[0].text(1).endswith("; run fused with conv, relu, the time split by FLOPs")
+
+
+def test_a_long_loop_shows_its_iterations_on_the_progress_bar(
+    qtbot, window, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.executor.test_loop_limits import counting_loop
+
+    open_file(qtbot, window, counting_loop(tmp_path, 10**9, condition="less", stop_at=2e5))
+    runner = window.runner
+    shown: list[str] = []
+    runner.ask = lambda parent, doc: RunOptions(repeat=1, warmup=0)
+    job = runner.start()
+    assert job is not None
+    job.signals.iteration.connect(lambda text: shown.append(runner.bar.format()))
+    qtbot.waitUntil(lambda: runner.job is None, timeout=60000)
+    assert shown and all(s.startswith("%p%  loop1: iteration ") for s in shown)
+    assert shown[-1].endswith(" of 1,000,000,000")
+    assert runner.bar.format() == "%p%"  # a new run starts with a plain bar

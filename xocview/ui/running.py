@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from xocview.errors import RunError, XocviewError
+from xocview.errors import RunError, XocviewError, shorten
 from xocview.executor import RunResult, run
 from xocview.executor.onnxruntime_engine import run_onnxruntime
 from xocview.model import Graph, edits
@@ -63,9 +63,11 @@ COLOURINGS = (
 
 
 class RunSignals(QObject):
-    """``progress(batch, done, total)``, then ``finished(result)`` or ``failed(text, partial)``."""
+    """``progress(batch, done, total)`` and ``iteration(text)`` (a Loop or Scan node's pass, a
+    few times a second), then ``finished(result)`` or ``failed(text, partial)``."""
 
     progress = Signal(object, int, int)
+    iteration = Signal(str)
     finished = Signal(object)
     failed = Signal(str, object)
 
@@ -87,6 +89,10 @@ class RunJob:
         if now - self._sent >= BATCH_SECONDS or done == total:
             self.signals.progress.emit(self._batch, done, total)
             self._batch, self._sent = [], now
+
+    def _iteration(self, node_id: str, done: int, total: int | None) -> None:
+        of = f" of {total:,}" if total is not None else ""
+        self.signals.iteration.emit(f"{shorten(node_id)}: iteration {done:,}{of}")
 
     def _passes(self, done: int, total: int) -> None:
         self.signals.progress.emit([], done, total)
@@ -113,7 +119,13 @@ class RunJob:
                 on_pass=self._passes,
                 **common,
             )
-        return run(self.graph, dict(o.feeds), on_progress=self._progress, **common)
+        return run(
+            self.graph,
+            dict(o.feeds),
+            on_progress=self._progress,
+            on_iteration=self._iteration,
+            **common,
+        )
 
     def run(self) -> None:
         try:
@@ -266,6 +278,7 @@ class RunController(QObject):
             return None
         job = RunJob(doc.graph.snapshot(), options, doc.path)
         job.signals.progress.connect(self._progress)
+        job.signals.iteration.connect(self._iteration)
         job.signals.finished.connect(self._finished)
         job.signals.failed.connect(self._failed)
         self.job, self.job_doc = job, doc
@@ -283,7 +296,12 @@ class RunController(QObject):
         if self.job is not None:
             self.job.cancelled = True
 
+    def _iteration(self, text: str) -> None:
+        """A long Loop's passes on the progress bar, which otherwise stands still on it."""
+        self.bar.setFormat(f"%p%  {text}")
+
     def _show_running(self, running: bool) -> None:
+        self.bar.setFormat("%p%")
         self.bar.setVisible(running)
         self.stop_button.setVisible(running)
         self.bar.setRange(0, 1)
