@@ -58,7 +58,7 @@ def test_every_light_model_is_found() -> None:
 # Tolerance of an output against its expected value.
 RTOL, ATOL = 1e-4, 1e-5
 # Tolerance of a logit difference, relative to the largest logit: about eight float32 ULPs
-# (light_squeezenet's logits spread 2048 at 9.5e9, 2.2e-7, on AMD EPYC; 0 on Intel).
+# (light_squeezenet's logits spread 2048 at 9.5e9, 2.2e-7, on AMD EPYC; 0 in onnxruntime).
 LOGIT_RTOL = 1e-6
 
 
