@@ -12,6 +12,7 @@ from xocview.formats.gc_pause import gc_paused
 from xocview.formats.lightnet.build import Builder
 from xocview.formats.lightnet.check import Checker
 from xocview.formats.source import Source
+from xocview.formats.unread_keys import unread_keys
 from xocview.model import Finding, Graph
 from xocview.model.dotted import (
     expand_dotted_if_possible,
@@ -68,11 +69,9 @@ def _unread(ops: list[dict[str, Any]]) -> list[Finding]:
     found: list[Finding] = []
     for i, op in enumerate(ops):
         for field, known in _ENTRY_KEYS.items():
-            for k, entry in enumerate(op.get(field, ())):
-                if not entry.keys() <= known:
-                    found += [
-                        Finding("warning", f"ops[{i}].{field}[{k}].{key}", "unknown key, ignored")
-                        for key in entry
-                        if key not in known
-                    ]
+            entries = ((f"ops[{i}].{field}[{k}]", e) for k, e in enumerate(op.get(field, ())))
+            found += [
+                Finding("warning", place, "unknown key, ignored")
+                for place in unread_keys(entries, known)
+            ]
     return found

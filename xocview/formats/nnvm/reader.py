@@ -18,6 +18,7 @@ from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
 from xocview.formats.nnvm.build import Document, Entry, RawNode, build
 from xocview.formats.source import Source
+from xocview.formats.unread_keys import unread_keys
 from xocview.model import Finding, Graph
 
 __all__ = ["EXTENSIONS", "MAX_OUTPUTS", "NAME", "load", "read_findings", "sniff"]
@@ -82,17 +83,14 @@ _NODE_KEYS = frozenset(
 def _unread(root: dict[str, Any]) -> list[Finding]:
     """A warning for each key of the root and of the nodes that reading passes over."""
     found = [
-        Finding("warning", key, "unknown root key, ignored")
-        for key in root
-        if key not in _ROOT_KEYS
+        Finding("warning", place, "unknown root key, ignored")
+        for place in unread_keys([("", root)], _ROOT_KEYS)
     ]
-    for i, nd in enumerate(root["nodes"]):
-        if not nd.keys() <= _NODE_KEYS:
-            found += [
-                Finding("warning", f"nodes[{i}].{key}", "unknown node key, ignored")
-                for key in nd
-                if key not in _NODE_KEYS
-            ]
+    nodes = ((f"nodes[{i}]", nd) for i, nd in enumerate(root["nodes"]))
+    found += [
+        Finding("warning", place, "unknown node key, ignored")
+        for place in unread_keys(nodes, _NODE_KEYS)
+    ]
     return found
 
 

@@ -15,6 +15,7 @@ from xocview.formats.atomic import write_text_atomic
 from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
+from xocview.formats.unread_keys import unread_keys
 from xocview.formats.xoc.writer import dumps
 from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (
@@ -173,11 +174,9 @@ class _Reader:
             ("tensors", raw_tensors, _TENSOR_KEYS, "tensor"),
             (node_key, raw_nodes, _NODE_KEYS, "node"),
         ):
-            for i, item in enumerate(raw):
-                if type(item) is dict and not item.keys() <= known:
-                    for key in item:
-                        if key not in known:
-                            self.warn(f"{p}{what}[{i}].{key}", f"unknown {kind} key, ignored")
+            entries = ((f"{p}{what}[{i}]", item) for i, item in enumerate(raw))
+            for place in unread_keys(entries, known):
+                self.warn(place, f"unknown {kind} key, ignored")
 
     def string(self, obj: dict[str, Any], key: str, place: str) -> str:
         value = obj.get(key)
