@@ -171,13 +171,17 @@ def test_cancel_stops_a_loop_folded_as_a_constant(tmp_path: Path) -> None:
     assert result.folded == []  # stopped inside it
 
 
-def test_an_inner_loop_that_cannot_finish_is_named(tmp_path: Path) -> None:
-    inner = onnx.load(counting_loop(tmp_path, 10**15)).graph.node[0]
+def _loop_around_an_inner_loop(
+    tmp_path: Path, inner_trips: int, inner_inputs: list[str], outer_trips: str
+) -> onnx.NodeProto:
+    """Loop 'outer' (trip count from tensor ``outer_trips``, condition 'c') whose body passes
+    its condition through and runs Loop 'inner' (counting_loop's, on ``inner_inputs``)."""
+    inner = onnx.load(counting_loop(tmp_path, inner_trips)).graph.node[0]
     inner.name = "inner"
-    inner.input[:] = ["M", "c", "acc_in"]
+    inner.input[:] = inner_inputs
     inner.output[:] = ["acc_out"]
     body = helper.make_graph(
-        [inner, helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep")],
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"), inner],
         "outer_body",
         [
             helper.make_tensor_value_info("i", I64, []),
@@ -189,7 +193,11 @@ def test_an_inner_loop_that_cannot_finish_is_named(tmp_path: Path) -> None:
             helper.make_tensor_value_info("acc_out", F, [1]),
         ],
     )
-    outer = helper.make_node("Loop", ["three", "c", "x"], ["y"], name="outer", body=body)
+    return helper.make_node("Loop", [outer_trips, "c", "x"], ["y"], name="outer", body=body)
+
+
+def test_an_inner_loop_that_cannot_finish_is_named(tmp_path: Path) -> None:
+    outer = _loop_around_an_inner_loop(tmp_path, 10**15, ["M", "c", "acc_in"], "three")
     inits = [
         numpy_helper.from_array(np.array(3, np.int64), "three"),
         numpy_helper.from_array(np.array(10**15, np.int64), "M"),
@@ -206,24 +214,7 @@ def test_an_outer_loop_that_passes_its_condition_is_refused_before_its_first_ite
 ) -> None:
     """The outer loop gives its condition back unchanged: it would run 2^63-1 times, so it is
     refused before the inner loop's 10^6 iterations of its first pass are started."""
-    inner = onnx.load(counting_loop(tmp_path, 10**6)).graph.node[0]
-    inner.name = "inner"
-    inner.input[:] = ["N", "cond_in", "acc_in"]
-    inner.output[:] = ["acc_out"]
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"), inner],
-        "outer_body",
-        [
-            helper.make_tensor_value_info("i", I64, []),
-            helper.make_tensor_value_info("cond_in", B, []),
-            helper.make_tensor_value_info("acc_in", F, [1]),
-        ],
-        [
-            helper.make_tensor_value_info("cond_out", B, None),
-            helper.make_tensor_value_info("acc_out", F, [1]),
-        ],
-    )
-    outer = helper.make_node("Loop", ["M", "c", "x"], ["y"], name="outer", body=body)
+    outer = _loop_around_an_inner_loop(tmp_path, 10**6, ["N", "cond_in", "acc_in"], "M")
     inits = [
         numpy_helper.from_array(np.array(INT64_MAX, np.int64), "M"),
         numpy_helper.from_array(np.array(10**6, np.int64), "N"),
