@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from xocview.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from xocview.cli.outputs import OUTPUT_METAVAR, refused, save_with_notes
 from xocview.cli.terminal import say
 from xocview.errors import EditError, shorten
-from xocview.formats import registry
+from xocview.formats import json_text, registry
 from xocview.model import edits
 from xocview.model.graph import Graph
 
@@ -131,37 +130,20 @@ def _split_value(text: str) -> tuple[str, object]:
     target, sep, raw = text.partition("=")
     if not sep:
         raise EditError("expected TARGET=VALUE")
-    try:
-        value = json.loads(raw)
-    except RecursionError:  # Python's JSON parser recurses once per level
+    try:  # measured on the text first: the edit and the save would recurse as deep
+        value = json_text.loads(raw, limit=MAX_VALUE_DEPTH)
+    except json_text.JsonTooDeep:
         raise EditError(_too_deep()) from None
     except ValueError as e:
         raise EditError(
             f"VALUE {raw!r} is not JSON ({e}); write numbers and lists as is and strings "
             "in double quotes, e.g. '\"same\"'"
         ) from e
-    if _deeper_than(value, MAX_VALUE_DEPTH):  # the edit and the save would recurse as deep
-        raise EditError(_too_deep())
     return target, value
 
 
 def _too_deep() -> str:
     return f"VALUE is nested deeper than {MAX_VALUE_DEPTH} levels; give a flatter value"
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """True when lists and objects in ``value`` nest more than ``limit`` levels (no recursion)."""
-    level = [value]
-    for _ in range(limit + 1):
-        level = [
-            item
-            for v in level
-            if isinstance(v, (list, dict))
-            for item in (v.values() if isinstance(v, dict) else v)
-        ]
-        if not level:
-            return False
-    return True
 
 
 def _kind_of(graph: Graph, ident: str, kinds: tuple[str, ...]) -> str | None:

@@ -33,41 +33,48 @@ class JsonTooDeep(ValueError):
     """A document nested ``depth`` deep, more than ``MAX_DEPTH``; the first container past the
     limit opens at ``line``/``column`` (1-based, bytes) and sits at ``place`` ('' if unknown)."""
 
-    def __init__(self, depth: int, line: int, column: int, place: str) -> None:
+    def __init__(
+        self, depth: int, line: int, column: int, place: str, limit: int = MAX_DEPTH
+    ) -> None:
         self.depth, self.line, self.column, self.place = depth, line, column, place
+        self.limit = limit
         super().__init__(
             f"{place or f'line {line} column {column}'}: nested {depth:,} deep; "
-            f"at most {MAX_DEPTH} levels of arrays and objects are read"
+            f"at most {limit} levels of arrays and objects are read"
         )
 
 
-def loads(text: str, data: bytes | None = None) -> Any:
-    """``json.loads(text)``, or JsonTooDeep for a document nested deeper than ``MAX_DEPTH``.
+def loads(text: str, data: bytes | None = None, *, limit: int = MAX_DEPTH) -> Any:
+    """``json.loads(text)``, or JsonTooDeep for a document nested deeper than ``limit``
+    (at most ``MAX_DEPTH``: a command-line value may be held to less).
 
     ``data`` is the file's bytes when the caller has them (``text`` decoded from them), which
     spares encoding the text again. Other faults raise as ``json.loads`` does.
     """
+    limit = min(limit, MAX_DEPTH)
     raw = text.encode("utf-8", "surrogatepass") if data is None else data
-    found = _scan(raw)
+    found = _scan(raw, limit)
     if found is not None:
         depth, starts, ends = found
         line, column = _line_column(raw, int(starts[0]))
-        raise JsonTooDeep(depth, line, column, _place(raw, starts, ends))
+        raise JsonTooDeep(depth, line, column, _place(raw, starts, ends), limit)
     try:
         return json.loads(text)
     except RecursionError as e:  # cannot happen below MAX_DEPTH; kept as a located refusal
-        raise JsonTooDeep(MAX_DEPTH + 1, 1, 1, "") from e
+        raise JsonTooDeep(limit + 1, 1, 1, "", limit) from e
 
 
-def _scan(raw: bytes) -> tuple[int, np.ndarray, np.ndarray] | None:
-    """None when ``raw`` nests at most ``MAX_DEPTH`` deep; else its depth, where containers
-    past the limit open, and where they close (offsets; fewer ends for an unclosed one).
+def _scan(raw: bytes, limit: int | None = None) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """None when ``raw`` nests at most ``limit`` (``MAX_DEPTH``) deep; else its depth, where
+    containers past the limit open, and where they close (offsets; fewer ends for an unclosed
+    one).
 
     Only brackets outside strings count; a quote ends a string unless an odd run of
     backslashes precedes it. Chunks carry the depth, the string state and the last byte that
     was not a backslash across their edges.
     """
-    if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+    limit = MAX_DEPTH if limit is None else limit
+    if raw.count(b"{") + raw.count(b"[") <= limit:
         return None  # the common small case: no scan needed
     b = np.frombuffer(raw, dtype=np.uint8)
     depth, inside, deepest, plain_at = 0, False, 0, -1
@@ -92,14 +99,14 @@ def _scan(raw: bytes) -> tuple[int, np.ndarray, np.ndarray] | None:
         if after.size:
             depth = int(after[-1])
             deepest = max(deepest, int(after.max()))
-            starts.append(pos[(step > 0) & (after == MAX_DEPTH + 1)])
-            ends.append(pos[(step < 0) & (after == MAX_DEPTH)])
+            starts.append(pos[(step > 0) & (after == limit + 1)])
+            ends.append(pos[(step < 0) & (after == limit)])
         nonslash = np.flatnonzero(chunk != _BACKSLASH) if chunk[-1] == _BACKSLASH else None
         if nonslash is None:
             plain_at = off + len(chunk) - 1
         elif nonslash.size:
             plain_at = off + int(nonslash[-1])
-    if deepest <= MAX_DEPTH:
+    if deepest <= limit:
         return None
     return deepest, np.concatenate(starts), np.concatenate(ends)
 
