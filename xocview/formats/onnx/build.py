@@ -70,6 +70,7 @@ class Builder:
         self.weights: dict[int, Tensor] = {}
         self.subgraph_of: dict[int, str] = {}
         self.node_ids: set[str] = set()
+        self._next_suffix: dict[str, int] = {}  # where the search for a free ``name_k`` resumes
         self.top: list[int] = []  # positions of the graph's own nodes, in file order
         # Positions of top-level operators named by scope ("/a/b/Op"), by name prefix ("/a/b").
         self.scoped: dict[str, list[int]] = {}
@@ -214,9 +215,12 @@ class Builder:
         if wanted not in ids:
             ids.add(wanted)
             return wanted
-        k = 2
+        # Unnamed nodes all want their op type: resuming the search where it last ended keeps
+        # this linear (ids only grow, so every suffix tried before is still taken).
+        k = self._next_suffix.get(wanted, 2)
         while f"{wanted}_{k}" in ids:
             k += 1
+        self._next_suffix[wanted] = k + 1
         ids.add(f"{wanted}_{k}")
         return f"{wanted}_{k}"
 

@@ -19,6 +19,7 @@ call's parameters are what its body reads from outside and makes for outside.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 import numpy as np
@@ -89,8 +90,13 @@ class Nesting:
         for positions in self.members.values():
             positions.sort()
         self._parameters: dict[int, tuple[list[int], list[int]]] = {}
+        self._first, self._last = self._intervals()
+        self._at_first = [0] * len(nodes)  # the node of each preorder number
+        for i, f in enumerate(self._first):
+            self._at_first[f] = i
         self._note_operators()
         self._reads: dict[int, list[int]] | None = None  # deep reads, made on first use
+        self._first_maker: dict[tuple[Scope, int], int | None] = {}
 
     def _note_operators(self) -> None:
         """What written operators make (outputs; a holder's bodies' parameters too), who reads
@@ -115,6 +121,11 @@ class Nesting:
             self.made.update(made)
             for t in node.inputs:
                 self._readers.setdefault(t, set()).add(i)
+        # Bodies may reuse names (both branches of an If, each copy of a body): a tensor can
+        # have thousands of makers, of which a query wants those inside one subtree. Their
+        # preorder numbers, sorted, find those by bisection.
+        first = self._first
+        self._maker_firsts = {t: sorted(first[p] for p in ps) for t, ps in self._producers.items()}
 
     def written(self, i: int) -> bool:
         return self.role[i] != "group"
@@ -181,8 +192,8 @@ class Nesting:
     def _all_reads(self) -> dict[int, list[int]]:
         """Per node with children: its own inputs (when written), then what its children
         read that nothing below it makes, in order of first use."""
-        nodes, children, producers = self.graph.nodes, self.children, self._producers
-        first, last = self._intervals()
+        nodes, children = self.graph.nodes, self.children
+        first, last = self._first, self._last
         reads: dict[int, list[int]] = {}
         for i in reversed(self._by_depth):  # children before their parents
             kids = children.get(i)
@@ -192,7 +203,7 @@ class Nesting:
             lo, hi = first[i], last[i]
             for c in kids:
                 for t in reads[c] if c in reads else nodes[c].inputs if self.written(c) else ():
-                    if t not in out and not any(lo <= first[p] <= hi for p in producers.get(t, ())):
+                    if t not in out and not self._makers_between(t, lo, hi):
                         out[t] = None
             reads[i] = list(out)
         return reads
@@ -215,6 +226,14 @@ class Nesting:
             stack.append((i, True))
             stack.extend((k, False) for k in reversed(self.children.get(i, [])))
         return first, last
+
+    def _makers_between(self, t: int, lo: int, hi: int) -> list[int]:
+        """The nodes that make ``t`` whose preorder number is in ``lo..hi`` (a subtree)."""
+        firsts = self._maker_firsts.get(t)
+        if not firsts:
+            return []
+        at = self._at_first
+        return [at[f] for f in firsts[bisect_left(firsts, lo) : bisect_right(firsts, hi)]]
 
     def _member_of(self, scope: Scope, p: int) -> int | None:
         """The node of ``scope`` that ``p`` is or is inside, if any."""
@@ -264,8 +283,16 @@ class Nesting:
 
     def _producer_in(self, scope: Scope, t: int, reader: int) -> int:
         """The first node of ``scope`` that makes ``t`` (itself or inside), else ``reader``."""
-        found = [self._member_of(scope, p) for p in self._producers.get(t, ())]
-        return min((m for m in found if m is not None), default=reader)
+        key = (scope, t)
+        if key in self._first_maker:
+            found = self._first_maker[key]
+        else:  # only makers inside the scope's holder can be in the scope
+            h = scope[0]
+            lo, hi = (self._first[h], self._last[h]) if h >= 0 else (0, len(self._first) - 1)
+            members = [self._member_of(scope, p) for p in self._makers_between(t, lo, hi)]
+            found = min((m for m in members if m is not None), default=None)
+            self._first_maker[key] = found
+        return reader if found is None else found
 
     def ordered(self, scope: Scope) -> list[int]:
         """The written nodes of ``scope`` in a topological order that keeps the nodes' order
