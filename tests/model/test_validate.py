@@ -198,6 +198,39 @@ def test_tensor_produced_twice() -> None:
     ]
 
 
+def _if_with_bodies(then_makes: list[int], else_makes: list[int]) -> Graph:
+    """c, x -> If 'if' -> y; each branch holds one Identity per tensor it is told to make
+    ('b' 2, 'y' 3; the branch outputs 'b'). Tensors: c 0, x 1, b 2, y 3."""
+    tensors = [tensor("c", "input"), tensor("x", "input"), tensor("b"), tensor("y", "output")]
+    branch = {"graph": "body", "inputs": [], "outputs": ["b"]}
+    nodes = [node("if", "If", [0], [3], {"then_branch": branch, "else_branch": dict(branch)})]
+    kids = []
+    for label, makes in (("then_branch", then_makes), ("else_branch", else_makes)):
+        for k, t in enumerate(makes):
+            kids.append(f"{label}_{k}")
+            nodes.append(node(kids[-1], "Identity", [1], [t], parent_id="if", subgraph=label))
+    nodes[0].metadata["children_ids"] = kids
+    return graph(tensors, nodes, [0, 1], [3])
+
+
+def test_both_branches_of_an_if_may_make_the_same_name() -> None:
+    assert found(_if_with_bodies([2], [2])) == []
+
+
+def test_a_name_made_twice_in_one_branch_is_an_error() -> None:
+    assert found(_if_with_bodies([2, 2], [2])) == [
+        "nodes[2].outputs[0]: error: tensor 'b' is already produced by nodes[1] 'then_branch_0'; "
+        "a tensor has one producer",
+    ]
+
+
+def test_a_branch_may_not_make_a_name_its_graph_makes() -> None:
+    assert found(_if_with_bodies([2], [3])) == [
+        "nodes[2].outputs[0]: error: tensor 'y' is already produced by nodes[0] 'if' in a body "
+        "around this one; a tensor has one producer",
+    ]
+
+
 def test_a_node_claiming_a_produced_tensor_twice_is_reported_once() -> None:
     g = valid()
     g.nodes.append(node("again", "Split", [0], [2, 2]))

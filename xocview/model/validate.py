@@ -134,16 +134,73 @@ def _check_references(graph: Graph, out: list[Finding]) -> bool:
 
 
 def _check_producers(graph: Graph, out: list[Finding]) -> None:
+    """A tensor has one producer per body: the then and else branches of an If (and copies of
+    a body) may each make the same name, as ONNX allows; a second maker in the same body, or
+    in a body inside the first maker's, is an error."""
     index = graph.index
-    for t, node in dict.fromkeys(index.extra_producers):  # one finding per (tensor, node)
-        first = int(index.producer[t])
-        k = graph.nodes[node].outputs.index(t)
-        _err(
-            out,
-            f"nodes[{node}].outputs[{k}]",
-            f"tensor '{graph.tensors[t].id}' is already produced by nodes[{first}] "
-            f"'{graph.nodes[first].id}'; a tensor has one producer",
-        )
+    pairs = dict.fromkeys(index.extra_producers)  # one finding per (tensor, node)
+    if not pairs:
+        return
+    scope, enclosing, level = _body_scopes(graph)
+    makers: dict[int, list[int]] = {}
+    for t, node in pairs:
+        makers.setdefault(t, [int(index.producer[t])]).append(node)
+    for t, nodes in makers.items():
+        seen: dict[Scope, int] = {}
+        for node in sorted(nodes, key=lambda i: (level[scope[i]], i)):  # outer bodies first
+            clash = _first_in_chain(scope[node], enclosing, seen)
+            seen.setdefault(scope[node], node)
+            if clash is None:
+                continue
+            k = graph.nodes[node].outputs.index(t)
+            where = "" if scope[clash] == scope[node] else " in a body around this one"
+            _err(
+                out,
+                f"nodes[{node}].outputs[{k}]",
+                f"tensor '{graph.tensors[t].id}' is already produced by nodes[{clash}] "
+                f"'{graph.nodes[clash].id}'{where}; a tensor has one producer",
+            )
+
+
+Scope = tuple[int, str]
+_TOP_SCOPE: Scope = (-1, "")
+
+
+def _body_scopes(
+    graph: Graph,
+) -> tuple[list[Scope], dict[Scope, Scope], dict[Scope, int]]:
+    """The body each node is in, as (holder position, body name) (the graph itself:
+    ``(-1, "")``); a node in a plain group is in the group's body. And the body around each
+    body, and how many bodies deep each is."""
+    h = Hierarchy.of(graph)
+    scope = [_TOP_SCOPE] * len(graph.nodes)
+    enclosing: dict[Scope, Scope] = {}
+    level = {_TOP_SCOPE: 0}
+    for i in np.argsort(h.depth, kind="stable").tolist():
+        p = int(h.parent[i])
+        if p < 0:
+            continue
+        label = graph.nodes[i].metadata.get("subgraph")
+        if isinstance(label, str):
+            scope[i] = (p, label)
+            if scope[i] not in enclosing:
+                enclosing[scope[i]] = scope[p]
+                level[scope[i]] = level[scope[p]] + 1
+        else:
+            scope[i] = scope[p]
+    return scope, enclosing, level
+
+
+def _first_in_chain(
+    start: Scope, enclosing: dict[Scope, Scope], seen: dict[Scope, int]
+) -> int | None:
+    """The node ``seen`` for ``start`` or for a body around it, if any."""
+    s: Scope | None = start
+    while s is not None:
+        if s in seen:
+            return seen[s]
+        s = enclosing.get(s)
+    return None
 
 
 def _check_cycles(graph: Graph, out: list[Finding]) -> None:

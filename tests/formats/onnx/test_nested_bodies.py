@@ -99,3 +99,66 @@ def test_a_deep_tree_reads_checks_and_saves_in_bounded_time(tmp_path: Path) -> N
     assert time.perf_counter() - start < 60  # about 3 s on a quiet machine
     assert len(graph.nodes) == 2**13 - 1
     assert not [f for f in findings if f.severity == "error"]
+
+
+def _twin_tree(depth: int, path: Path) -> Path:
+    """Like ``_tree``, but both branches of every If are one body: each name is made once per
+    copy of its body (2^level makers), as ONNX allows and real exporters write."""
+
+    def branch(level: int) -> onnx.GraphProto:
+        name = f"v{level}"
+        if level == depth:
+            node = helper.make_node("Add", ["X", "X"], [name])
+        else:
+            inner = branch(level + 1)
+            node = helper.make_node("If", ["C"], [name], then_branch=inner, else_branch=inner)
+        out = helper.make_tensor_value_info(name, TensorProto.FLOAT, [4])
+        return helper.make_graph([node], f"b{level}", [], [out])
+
+    top = branch(0)
+    graph = helper.make_graph(
+        list(top.node),
+        "twins",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("C", TensorProto.BOOL, []),
+        ],
+        list(top.output),
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
+    return path
+
+
+def test_names_reused_by_every_copy_of_a_body_read_check_save_and_run(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the test yardstick")
+    import numpy as np
+
+    from xocview.executor import run
+
+    path = _twin_tree(10, tmp_path / "twins.onnx")  # 2047 nodes; 'v10' has 1024 makers
+    graph = registry.load(path)
+    _, findings = registry.check(path)
+    assert [str(f) for f in findings if f.severity == "error"] == []
+    out = tmp_path / "out.onnx"
+    registry.save(graph, out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    x = np.arange(4, dtype=np.float32)
+    feeds = {"X": x, "C": np.array(True)}
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(run(graph, feeds).outputs["v0"], want[0])
+
+
+def test_a_second_maker_in_one_body_is_still_an_error(tmp_path: Path) -> None:
+    path = _twin_tree(2, tmp_path / "twins.onnx")
+    model = onnx.load(path)
+    body = model.graph.node[0].attribute[0].g  # then_branch of the top If
+    body.node.append(helper.make_node("Identity", ["X"], ["v1"], name="again"))
+    onnx.save(model, path)
+    _, findings = registry.check(path)
+    assert any(
+        f.severity == "error" and "tensor 'v1' is already produced" in f.message for f in findings
+    )
