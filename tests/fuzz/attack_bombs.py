@@ -74,15 +74,16 @@ def function_bomb(rng: random.Random, ctx: Ctx) -> Mutant:
 
 
 def _if_body(depth: int, width: int, tag: str) -> bytes:
-    """A serialized body of ``width`` Relus on an outer value, holding an If ``depth - 1``
-    deep whose two branches are the same bytes: ``width * 2^depth`` nodes in all. Spliced as
-    bytes: protobuf would copy each body into both branches, level by level."""
+    """A serialized body of ``width`` Relus on an outer value (none: the If alone), holding an
+    If ``depth - 1`` deep whose two branches are the same bytes: about
+    ``(width + 2) * 2^depth`` nodes in all. Spliced as bytes: protobuf would copy each body into
+    both branches, level by level."""
     g = onnx.GraphProto(name=tag)
     for i in range(width):
         g.node.add(
             op_type="Relu", input=["X" if i == 0 else f"{tag}_{i - 1}"], output=[f"{tag}_{i}"]
         )
-    last = f"{tag}_{width - 1}"
+    last = f"{tag}_{width - 1}" if width else "X"
     head = b""
     if depth > 1:
         inner = _if_body(depth - 1, width, f"{tag}i")
@@ -90,10 +91,10 @@ def _if_body(depth: int, width: int, tag: str) -> bytes:
             _field(5, _field(1, name) + _field(6, inner) + _enc(20 << 3) + _enc(5))
             for name in (b"then_branch", b"else_branch")
         )
-        head = _field(
-            1, _field(1, b"C") + _field(2, f"{tag}_if".encode()) + _field(4, b"If") + branches
-        )
-        g.node.add(op_type="Add", input=[last, f"{tag}_if"], output=[f"{tag}_out"])
+        made = f"{tag}_if" if width else f"{tag}_out"
+        head = _field(1, _field(1, b"C") + _field(2, made.encode()) + _field(4, b"If") + branches)
+        if width:
+            g.node.add(op_type="Add", input=[last, made], output=[f"{tag}_out"])
     else:
         g.node.add(op_type="Identity", input=[last], output=[f"{tag}_out"])
     g.output.append(vi(f"{tag}_out", [1, 4]))
@@ -101,9 +102,11 @@ def _if_body(depth: int, width: int, tag: str) -> bytes:
 
 
 def if_nest(rng: random.Random, ctx: Ctx) -> Mutant:
-    """If bodies nested 6-16 deep, both branches alike: up to ~140k nodes in all."""
+    """If bodies nested 6-16 deep, both branches alike: up to ~140k nodes in all (16 deep:
+    131k bodies of one node each)."""
     depth = rng.randint(6, 16)
-    width = max(1, min(rng.choice((1, 4, 64, 512)), 140_000 >> (depth + 1)))
+    room = (140_000 >> (depth + 1)) - 2  # nodes a body may hold beside its If and Add
+    width = max(0, min(rng.choice((1, 4, 64, 512)), room))
     body = _if_body(depth, width, "b")
     model = onnx_model([], [vi("X", [1, 4])], [vi("Y", [1, 4])], [tensor("C", True, np.bool_)])
     branches = b"".join(
@@ -113,7 +116,7 @@ def if_nest(rng: random.Random, ctx: Ctx) -> Mutant:
     top = _field(1, b"C") + _field(2, b"Y") + _field(3, b"if") + _field(4, b"If") + branches
     graph = _field(1, top) + model.graph.SerializeToString()
     model.ClearField("graph")
-    total = (width + 2) * 2 ** (depth + 1)
+    total = (width + (2 if width else 1)) * 2 ** (depth + 1)
     desc = f"bomb.if_nest depth {depth}, {width} nodes a body (~{total:,})"
     return Mutant(desc, model.SerializeToString() + _field(7, graph), file_name="attack.onnx")
 
