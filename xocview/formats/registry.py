@@ -8,10 +8,10 @@ from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import lightnet, nnvm, onnx, xoc
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
 from xocview.model.dotted import expand_dotted_if_possible
+from xocview.model.gc_pause import gc_paused
 from xocview.model.sections import add_section_groups, without_sections
 
 __all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 
 from xocview.formats import load
-from xocview.formats.gc_pause import gc_paused
 from xocview.model import Hierarchy
+from xocview.model.gc_pause import gc_paused
 from xocview.ui.canvas.drawing import build_drawing
 from xocview.ui.first_view import initial_expanded
 from xocview.ui.render import render_to_file

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from xocview.errors import XocviewError, shorten
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Graph, Node, Tensor
+from xocview.model.gc_pause import gc_paused
 from xocview.ui.failure_text import failure_message
 
 __all__ = ["ChildLoad", "child_messages", "reads_apart", "warm_up"]

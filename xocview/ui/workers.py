@@ -18,10 +18,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from xocview.errors import XocviewError
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.registry import load_source
 from xocview.formats.source import Source
 from xocview.model import Graph, Hierarchy
+from xocview.model.gc_pause import gc_paused
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.failure_text import failure_message, internal_error
 from xocview.ui.first_view import initial_expanded

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.lightnet.build import Builder
 from xocview.formats.lightnet.check import Checker
 from xocview.formats.source import Source
@@ -17,6 +16,7 @@ from xocview.model import Finding, Graph
 from xocview.model.dotted import (
     expand_dotted_if_possible,
 )
+from xocview.model.gc_pause import gc_paused
 
 __all__ = ["EXTENSIONS", "NAME", "load", "read_findings", "sniff"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 from xocview.errors import FormatError
 from xocview.formats.attr_text import parse_attrs
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
 from xocview.formats.nnvm.build import Document, Entry, RawNode, build
 from xocview.formats.source import Source
 from xocview.formats.unread_keys import unread_keys
 from xocview.model import Finding, Graph
+from xocview.model.gc_pause import gc_paused
 
 __all__ = ["EXTENSIONS", "MAX_OUTPUTS", "NAME", "load", "read_findings", "sniff"]
 

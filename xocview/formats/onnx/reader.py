@@ -15,13 +15,13 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from xocview.errors import FormatError
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.onnx.build import Builder
 from xocview.formats.onnx.check import model_findings
 from xocview.formats.onnx.external import check_locations
 from xocview.formats.onnx.text import NotText, bad_name_error
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph
+from xocview.model.gc_pause import gc_paused
 
 __all__ = ["EXTENSIONS", "NAME", "load", "read_findings", "sniff"]
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from xocview.errors import FormatError, shorten
 from xocview.formats.atomic import write_text_atomic
-from xocview.formats.gc_pause import gc_paused
 from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
 from xocview.formats.unread_keys import unread_keys
@@ -25,6 +24,7 @@ from xocview.model.dotted import (
     has_dotted_keys,
 )
 from xocview.model.dtypes import DTYPES, canonical_dtype
+from xocview.model.gc_pause import gc_paused
 from xocview.model.graph import TENSOR_KINDS
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from xocview.formats.gc_pause import gc_paused
+from xocview.model.gc_pause import gc_paused
 
 
 def _generation_of(obj: object) -> int | None:
