@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = ["CELL", "Grid", "Rects", "crosses_any", "meets_any", "near_pairs"]
 
+_CHUNK = 8192  # rectangles per batch in crosses_any
 CELL = 64.0  # grid cell side (scene units): about one label wide, a fraction of a box row
 
 # x0, y0, x1, y1: one array each, one entry per rectangle
@@ -70,19 +71,41 @@ def crosses_any(a: Rects, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     not all on one side of the segment's line (the separating axes of the two).
     """
     hit = np.zeros(len(a[0]), dtype=bool)
+    if not len(p):
+        return hit
+    # Edges that share a route share its segments (a value read by every copy of a body runs
+    # down one lane: 60k segments, 5k distinct); each is looked at once.
+    ends = np.unique(np.hstack([p, q]), axis=0)
+    p, q = ends[:, :2], ends[:, 2:]
+    # Each segment is cut into pieces no longer than a cell before bucketing: the bounding box
+    # of a long slanted edge covers (length / CELL)^2 cells, every label candidate in them a
+    # pair (an edge across a tall frame: gigabytes); the pieces cover about length / CELL.
+    length = np.hypot(q[:, 0] - p[:, 0], q[:, 1] - p[:, 1])
+    pieces = np.maximum(1, np.ceil(length / CELL)).astype(np.int64)
+    seg = np.repeat(np.arange(len(p)), pieces)
+    k = np.arange(len(seg)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    step = (q - p) / pieces[:, None]
+    s0 = p[seg] + step[seg] * k[:, None]
+    s1 = p[seg] + step[seg] * (k + 1)[:, None]
     eps = 1e-6  # a level or upright segment has a flat box: widen it a hair so that it meets
     boxes = (
-        np.minimum(p[:, 0], q[:, 0]) - eps,
-        np.minimum(p[:, 1], q[:, 1]) - eps,
-        np.maximum(p[:, 0], q[:, 0]) + eps,
-        np.maximum(p[:, 1], q[:, 1]) + eps,
+        np.minimum(s0[:, 0], s1[:, 0]) - eps,
+        np.minimum(s0[:, 1], s1[:, 1]) - eps,
+        np.maximum(s0[:, 0], s1[:, 0]) + eps,
+        np.maximum(s0[:, 1], s1[:, 1]) + eps,
     )
-    pa, pb = near_pairs(a, boxes)
-    x0, y0, x1, y1 = (v[pa] for v in a)
-    px, py = p[pb, 0], p[pb, 1]
-    dx, dy = q[pb, 0] - px, q[pb, 1] - py
-    sides = [dx * (cy - py) - dy * (cx - px) for cx, cy in ((x0, y0), (x1, y0), (x0, y1), (x1, y1))]
-    hit[pa[(np.minimum.reduce(sides) < 0) & (np.maximum.reduce(sides) > 0)]] = True
+    for start in range(0, len(a[0]), _CHUNK):  # the pairs of a chunk at a time: bounded memory
+        end = start + _CHUNK
+        part: Rects = (a[0][start:end], a[1][start:end], a[2][start:end], a[3][start:end])
+        pa, pieces_hit = near_pairs(part, boxes)
+        pb = seg[pieces_hit]  # in a piece's box, the segment's line decides, as for the piece
+        x0, y0, x1, y1 = (v[pa] for v in part)
+        px, py = p[pb, 0], p[pb, 1]
+        dx, dy = q[pb, 0] - px, q[pb, 1] - py
+        sides = [
+            dx * (cy - py) - dy * (cx - px) for cx, cy in ((x0, y0), (x1, y0), (x0, y1), (x1, y1))
+        ]
+        hit[start + pa[(np.minimum.reduce(sides) < 0) & (np.maximum.reduce(sides) > 0)]] = True
     return hit
 
 
