@@ -146,6 +146,9 @@ def _check_producers(graph: Graph, out: list[Finding]) -> None:
     for t, node in pairs:
         makers.setdefault(t, [int(index.producer[t])]).append(node)
     for t, nodes in makers.items():
+        scopes = [scope[i] for i in nodes]
+        if len(set(scopes)) == len(nodes) and len({level[s] for s in scopes}) == 1:
+            continue  # each in a body of its own, none around another: every copy of a body
         seen: dict[Scope, int] = {}
         for node in sorted(nodes, key=lambda i: (level[scope[i]], i)):  # outer bodies first
             clash = _first_in_chain(scope[node], enclosing, seen)
