@@ -28,6 +28,7 @@ from tests.fuzz.onnx_mutators import ONNX_MUTATORS
 from tests.fuzz.outcomes import (
     ALL_TARGETS,
     ATTACK_TARGETS,
+    COMMANDS,
     FAILURES,
     MEM_MB,
     OUTCOMES,
@@ -264,7 +265,7 @@ def _run_one(worker: Worker, case: Case, folder: Path, timeout: float, mem_mb: f
     marker = plant(folder.parent)
     inputs = [*case.seed.side_files, *mutant.side_files, *mutant.links, path.name]
     spec = {"target": case.target, "path": str(path), "out": str(folder), "secret": SECRET}
-    verdict = worker.run({**mutant.extra, **spec}, timeout, mem_mb)
+    verdict = worker.run({**mutant.extra, **spec}, timeout * COMMANDS.get(case.target, 1), mem_mb)
     escaped = escape_problem(marker, folder, inputs)
     if escaped:
         first = f" (then {verdict.get('outcome')}: {verdict.get('reason')})"
