@@ -38,7 +38,7 @@ def replace_stale_types(model: onnx.ModelProto) -> list[str]:
     found: dict[str, onnx.TypeProto] = {}
     for g in _graphs(inferred.graph):
         for vi in [*g.value_info, *g.output]:
-            if _known(vi.type) and vi.name not in found:
+            if vi.name not in found and _known(vi.type):
                 found[vi.name] = vi.type
     stale: list[str] = []
     for g in _graphs(model.graph):
