@@ -42,6 +42,7 @@ from tests.fuzz.worker_proc import Worker
 __all__ = [
     "ALL_TARGETS",
     "ATTACK_TARGETS",
+    "COMMANDS",
     "FAILURES",
     "MEM_MB",
     "OUTCOMES",

@@ -23,6 +23,7 @@ if __package__ in (None, ""):  # run as a script: make `tests.fuzz` importable
 
 from tests.fuzz.harness import (
     ALL_TARGETS,
+    COMMANDS,
     FAILURES,
     MEM_MB,
     TARGETS,
@@ -74,7 +75,7 @@ def replay(path: Path, targets: list[str] | None, timeout: float, mem_mb: float)
     try:
         for target in targets:  # attack targets write out.* beside the file (diff: base.*)
             spec = {**extra, "target": target, "path": str(file.resolve()), "out": str(folder)}
-            v = worker.run(spec, timeout, mem_mb)
+            v = worker.run(spec, timeout * COMMANDS.get(target, 1), mem_mb)
             failed += v["outcome"] in FAILURES
             print(f"  {target}: {v['outcome']}: {v.get('reason')} ({v.get('seconds', '?')} s)")
             if v.get("traceback"):
