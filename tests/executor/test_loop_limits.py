@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import _thread
 import gc
+import signal
 import threading
 import time
 from pathlib import Path
@@ -236,6 +237,9 @@ def test_ctrl_c_stops_a_long_loop_at_once(tmp_path: Path) -> None:
     graph = load(counting_loop(tmp_path, 3_000_000, "less", stop_at=1e30))
     fired: list[float] = []
     done = threading.Event()
+    # A shell without job control starts background jobs with SIGINT ignored, and Python then
+    # leaves it ignored: interrupt_main() does nothing. The test wants Ctrl+C as in a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def interrupt() -> None:
         time.sleep(0.5)
@@ -252,6 +256,7 @@ def test_ctrl_c_stops_a_long_loop_at_once(tmp_path: Path) -> None:
     finally:
         done.set()
         presser.join()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - fired[0] < 1.0
     assert gc.isenabled()  # the run's pause of the collector ended with it
 
