@@ -71,7 +71,7 @@ def _why(graph: Graph, t: int) -> str:
     if p < 0:
         return "no node produces it"
     node = graph.nodes[p]
-    hierarchy = Hierarchy(graph)
+    hierarchy = Hierarchy.of(graph)
     holders = subgraph_holders(graph, hierarchy)
     outer = [a for a in hierarchy.ancestors(p) if holders[a]]
     if outer:

@@ -319,7 +319,7 @@ def make_plan(graph: Graph, fold_constants: bool = True, fuse: bool = True) -> P
     data made from weights, as LightNet's ``create`` ops do) has nothing to fold: all of it is
     the work to time.
     """
-    hierarchy = Hierarchy(graph)
+    hierarchy = Hierarchy.of(graph)
     holders = subgraph_holders(graph, hierarchy)
     inside = _under(hierarchy, holders)
     skip = hierarchy.is_group | inside

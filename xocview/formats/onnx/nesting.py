@@ -71,7 +71,7 @@ class Nesting:
         self.graph, self.file = graph, file
         nodes = graph.nodes
         self.tensor_at = {t.id: k for k, t in reversed(list(enumerate(graph.tensors)))}
-        h = Hierarchy(graph)
+        h = Hierarchy.of(graph)
         self.parent = h.parent
         self.children: dict[int, list[int]] = {}
         for i, p in enumerate(h.parent.tolist()):

@@ -62,7 +62,7 @@ def metric_names(graph: Graph) -> list[str]:
 def node_metric(graph: Graph, name: str, h: Hierarchy | None = None) -> np.ndarray:
     """``performance.<name>`` per node position: a node's own number, else (a group) the
     largest of its members'; NaN where neither is known."""
-    h = h if h is not None else Hierarchy(graph)
+    h = h if h is not None else Hierarchy.of(graph)
     values = np.full(len(graph.nodes), np.nan)
     for i, node in enumerate(graph.nodes):
         if _PERFORMANCE in node.metadata:

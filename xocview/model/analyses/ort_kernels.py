@@ -171,7 +171,7 @@ def _sum(durations: Durations) -> float:
 def attribute(profile: OrtProfile, graph: Graph) -> Attribution:
     """Each kernel's times onto the node of ``graph`` its name points at (see the module's
     docstring); kernels that point at the same node add up."""
-    h = Hierarchy(graph)
+    h = Hierarchy.of(graph)
     holders = subgraph_holders(graph, h)
     runs = ~h.is_group | holders
     ids = {graph.nodes[i].id: i for i in np.flatnonzero(runs).tolist()}

@@ -135,7 +135,7 @@ def subtree_sums(
 
 def node_times_ms(graph: Graph, h: Hierarchy | None = None, engine: str = CPU) -> np.ndarray:
     """``engine``'s stored milliseconds per node position (groups: sums over their leaves)."""
-    h = h if h is not None else Hierarchy(graph)
+    h = h if h is not None else Hierarchy.of(graph)
     return subtree_sums(own_times_ms(graph, engine), h, subgraph_holders(graph, h))
 
 
@@ -166,7 +166,7 @@ def node_flops(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     Unknown dimensions count as 1: a model exported with a dynamic batch would otherwise have
     no FLOPs to colour by, and scaling every node alike leaves the colours as they are.
     """
-    h = h if h is not None else Hierarchy(graph)
+    h = h if h is not None else Hierarchy.of(graph)
     leaf = np.full(len(graph.nodes), np.nan)
     for i in np.flatnonzero(~h.is_group).tolist():
         f = opfacts.flops(graph, i, unknown_dims=1)
@@ -177,7 +177,7 @@ def node_flops(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
 
 def node_parameters(graph: Graph, h: Hierarchy | None = None) -> np.ndarray:
     """Weight elements per node position (groups: sums)."""
-    h = h if h is not None else Hierarchy(graph)
+    h = h if h is not None else Hierarchy.of(graph)
     leaf = np.zeros(len(graph.nodes))
     for i in np.flatnonzero(~h.is_group).tolist():
         leaf[i] = parameters(graph, i)
