@@ -86,3 +86,52 @@ def test_a_long_route_cut_to_the_frame_paints_the_same_pixels_there(qapp, detail
     whole = paint((-1e9, -1e9, 1e9, 1e9))
     assert paint(frame) == whole
     assert whole != paint((0.0, 0.0, 300.0, 300.0))  # a frame elsewhere paints nothing here
+
+
+def test_edges_that_share_a_route_are_stroked_once_and_look_the_same(  # type: ignore[no-untyped-def]
+    qapp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 edges down one staircase lane, each leaving it at its own step: painted piece by
+    piece (each distinct piece once), the same pixels are inked as edge by edge."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from xocview.ui.canvas import edge_paint, edge_pieces
+    from xocview.ui.canvas.drawing import Drawing
+    from xocview.ui.canvas.style import theme
+
+    ys = np.repeat(np.arange(0.0, 3000.0, 40.0), 2)[1:]
+    xs = np.where(np.arange(len(ys)) // 2 % 2 == 0, 100.0, 180.0)
+    lane = np.column_stack([xs, ys])
+    edges = [
+        np.vstack([lane[: 2 + k % 140], [[400.0 + k, lane[1 + k % 140, 1] + 30.0]]])
+        for k in range(300)
+    ]
+    n = len(edges)
+    d = Drawing(
+        x=np.zeros(0), y=np.zeros(0), w=np.zeros(0), h=np.zeros(0), kind=np.zeros(0, np.int64),
+        title=[], detail=[], category=[], item_node=np.zeros(0, np.int64),
+        item_tensor=np.zeros(0, np.int64), edges=edges, edge_src=np.zeros(n, np.int64),
+        edge_dst=np.zeros(n, np.int64), edge_tensor=np.zeros(n, np.int64), edge_label=[""] * n,
+    )  # fmt: skip
+
+    def inked(shared_from: int) -> np.ndarray:
+        monkeypatch.setattr(edge_paint, "SHARED_FROM", shared_from)
+        image = QImage(800, 3100, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(0)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        edge_paint.paint_edges(
+            painter, d, theme("light"), np.arange(n), True, set(), (0, 0, 800, 3100)
+        )
+        painter.end()
+        alpha = np.frombuffer(image.constBits(), np.uint8).reshape(3100, 800, 4)[..., 3]
+        return alpha > 96  # clearly inked: the anti-aliased fringe may differ
+
+    lines, _, quads, _ = edge_pieces._pieces(d)
+    assert (
+        len(np.unique(lines, axis=0)) + len(np.unique(quads, axis=0))
+        < (len(lines) + len(quads)) / 20
+    )
+    each, shared = inked(10**9), inked(0)
+    assert each.sum() > 10_000
+    assert (each != shared).sum() < 0.03 * each.sum()  # 1.5% here: overlaps darken the fringe

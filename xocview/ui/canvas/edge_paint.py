@@ -11,6 +11,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPolygonF
 
 from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.edge_pieces import CORNER, SHARED_FROM, corner_points, paint_shared
 from xocview.ui.canvas.style import Style
 
 __all__ = ["CORNER", "corner_points", "paint_edges"]
@@ -54,12 +55,15 @@ def paint_edges(
         for e in highlighted:
             painter.drawPolyline(_far_polyline(d, e, rect))
         return
-    later = []
-    for e in edges.tolist():
-        if e in highlighted:
-            later.append(e)
-            continue
-        _edge(painter, d, e, style, rect)
+    later = [e for e in edges.tolist() if e in highlighted]
+    plain = [e for e in edges.tolist() if e not in highlighted]
+    if sum(len(d.edges[e]) for e in plain) > SHARED_FROM:  # many: shared routes stroked once
+        paint_shared(painter, d, plain, rect)
+        for e in plain:
+            _arrow_in(painter, d.edges[e], style, rect)
+    else:
+        for e in plain:
+            _edge(painter, d, e, style, rect)
     painter.setPen(style.edge_pen_highlight)
     for e in later:
         _edge(painter, d, e, style, rect)
@@ -93,22 +97,6 @@ def _within(pts: np.ndarray, rect: Rect) -> tuple[int, int]:
     if not len(hit):
         return 0, 0
     return max(0, int(hit[0]) - 1), min(len(pts), int(hit[-1]) + 3)
-
-
-CORNER = 14.0  # the largest radius with which an edge rounds a corner of its route
-
-
-def corner_points(pts: np.ndarray, radius: float = CORNER) -> np.ndarray:
-    """Each interior point of a route as (before, corner, after): where the rounding starts,
-    the control point and where it ends, at most ``radius`` from the corner (half a segment
-    at most). Rounding only near the corners keeps the curve on the route the layout made
-    around the boxes; rounding to segment midpoints cut across boxes on long segments."""
-    seg = np.diff(pts, axis=0)
-    length = np.hypot(seg[:, 0], seg[:, 1])
-    unit = seg / np.maximum(length, 1e-9)[:, None]
-    r = np.minimum(radius, np.minimum(length[:-1], length[1:]) / 2)[:, None]
-    corner = pts[1:-1]
-    return np.stack([corner - unit[:-1] * r, corner, corner + unit[1:] * r], axis=1)
 
 
 def _curve(pts: np.ndarray) -> QPainterPath:
@@ -146,6 +134,15 @@ def _edge(
         path = curves[e] = _curve(pts)
     painter.drawPath(path)
     _arrow(painter, pts[-2], pts[-1], style)
+
+
+def _arrow_in(painter: QPainter, pts: np.ndarray, style: Style, rect: Rect) -> None:
+    """The arrowhead of a route, when its end is near ``rect``."""
+    x, y = pts[-1]
+    x0, y0, x1, y1 = rect
+    m = CORNER + 8.0
+    if len(pts) >= 2 and x0 - m <= x <= x1 + m and y0 - m <= y <= y1 + m:
+        _arrow(painter, pts[-2], pts[-1], style)
 
 
 def _arrow(painter: QPainter, a: np.ndarray, b: np.ndarray, style: Style) -> None:
