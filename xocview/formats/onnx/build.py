@@ -239,7 +239,7 @@ class Builder:
         outputs: list[int]
         functions = self.functions if depth < self.plan.depth else {}
         ids, nodes, pos, get = self.node_ids, self.graph.nodes, self.pos, self.pos.get
-        plain = rename is _same and parent is None
+        plain = rename is _same  # nothing renamed: tensors are looked up inline
         for k, proto in enumerate(g.node):
             op, domain, name = proto.op_type, proto.domain, proto.name
             nid = id_prefix + (name or f"{op}_{k}")
@@ -264,7 +264,7 @@ class Builder:
             if not plain or "" in ins or "" in outs:
                 self.leaf(proto, nid, ins, outs, metadata, parent, rename, depth, call_attrs)
                 continue
-            # The common case, kept tight: top level, nothing renamed or omitted.
+            # The common case, kept tight: nothing renamed or omitted (``leaf`` does the rest).
             inputs = []
             for n in ins:
                 t = get(n)
@@ -280,15 +280,24 @@ class Builder:
             attributes: dict[str, Any] = {}
             subgraphs = _NO_SUBGRAPHS
             if proto.attribute:
-                attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, None)
+                attributes, subgraphs, graphs = node_attributes(
+                    proto, op, domain, metadata, call_attrs
+                )
                 self.has_subgraphs |= graphs
-            scoped = name if "/" in name else torch_scopes(proto)
-            if scoped and not subgraphs:
-                self.scope_member(scoped, len(nodes))
+            if parent is not None:
+                metadata["parent_id"] = parent
+            else:
+                scoped = name if "/" in name else torch_scopes(proto)
+                if scoped and not subgraphs:
+                    self.scope_member(scoped, len(nodes))
             node = Node(nid, op, inputs, outputs, attributes, metadata)
             nodes.append(node)
             if subgraphs:  # If / Loop / Scan: the bodies' nodes become this node's children
-                metadata["children_ids"] = self.bodies(node, subgraphs, rename, depth, None)
+                # A body a call gave (ref_attr_name) is the caller's graph: no refs resolve in it.
+                refs = {a.name for a in proto.attribute if a.ref_attr_name} if call_attrs else set()
+                metadata["children_ids"] = self.bodies(
+                    node, subgraphs, rename, depth, call_attrs, refs
+                )
         return made
 
     def not_expanded(self, proto: onnx.NodeProto, metadata: dict[str, Any]) -> None:
