@@ -37,18 +37,22 @@ def _tree(depth: int, path: Path) -> Path:
         out = helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [4])
         return helper.make_graph([node], f"b{n}", [], [out])
 
-    top = branch(0)
+    onnx.save(_model(branch(0), "tree"), path)
+    return path
+
+
+def _model(top: onnx.GraphProto, name: str) -> onnx.ModelProto:
+    """The top branch's nodes as a model reading X (float [4]) and C (the If condition)."""
     graph = helper.make_graph(
         list(top.node),
-        "tree",
+        name,
         [
             helper.make_tensor_value_info("X", TensorProto.FLOAT, [4]),
             helper.make_tensor_value_info("C", TensorProto.BOOL, []),
         ],
         list(top.output),
     )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    return path
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def test_saving_walks_each_subtree_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,17 +119,7 @@ def _twin_tree(depth: int, path: Path) -> Path:
         out = helper.make_tensor_value_info(name, TensorProto.FLOAT, [4])
         return helper.make_graph([node], f"b{level}", [], [out])
 
-    top = branch(0)
-    graph = helper.make_graph(
-        list(top.node),
-        "twins",
-        [
-            helper.make_tensor_value_info("X", TensorProto.FLOAT, [4]),
-            helper.make_tensor_value_info("C", TensorProto.BOOL, []),
-        ],
-        list(top.output),
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = _model(branch(0), "twins")
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)
     return path
