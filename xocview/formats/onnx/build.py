@@ -20,6 +20,7 @@ from xocview.formats.onnx.meta import (
     sidecar,
     torch_scopes,
 )
+from xocview.formats.onnx.scope_adoption import adopt_loose_nodes
 from xocview.formats.onnx.sidecar import restore
 from xocview.formats.onnx.text import NotText, text
 from xocview.formats.onnx.types import TypeTable, dtype_name
@@ -102,49 +103,12 @@ class Builder:
         types = TypeTable(self.model, self.data, nested=self.has_subgraphs, infer=self.plan.infer)
         graph.tensors.extend(self.make_tensors(types))
         if self.scoped:
-            self.adopt_scopes()
+            adopt_loose_nodes(self.graph, self.top, self.scoped)
         add_named_scope_groups(graph, self.scoped, taken=self.node_ids)
         if self.kept is not None:
             restore(graph, self.kept)
         graph.invalidate()
         return graph
-
-    def adopt_scopes(self) -> None:
-        """Top-level nodes that an exporter's rewrite left without a scope (dynamo splits a
-        fused QKV projection with an unnamed Split) join the deepest scope their producers and
-        consumers share, when every one of those has a scope; else they stay at the top."""
-        nodes = self.graph.nodes
-        prefix_of = {p: prefix for prefix, members in self.scoped.items() for p in members}
-        loose = [
-            p
-            for p in self.top
-            if p not in prefix_of
-            and "children_ids" not in nodes[p].metadata
-            and "parent_id" not in nodes[p].metadata
-        ]
-        if not loose:
-            return
-        producer: dict[int, int] = {}
-        consumers: dict[int, list[int]] = {}
-        for p in self.top:
-            for t in nodes[p].outputs:
-                producer[t] = p
-            for t in nodes[p].inputs:
-                consumers.setdefault(t, []).append(p)
-        ends = set(self.graph.inputs) | set(self.graph.outputs)  # the outside: no scope
-        for p in loose:
-            node = nodes[p]
-            if any(t in ends for t in node.inputs) or any(t in ends for t in node.outputs):
-                continue
-            near = [producer[t] for t in node.inputs if t in producer]  # weights: no producer
-            near += [c for t in node.outputs for c in consumers.get(t, ())]
-            if not near or any(q not in prefix_of for q in near):
-                continue
-            common = _common_start([prefix_of[q].split("/") for q in near])
-            if len(common) > 1:  # "" and at least one scope
-                members = self.scoped.setdefault("/".join(common), [])
-                members.append(p)
-                members.sort()
 
     # -- tensors -------------------------------------------------------------------------------
 
@@ -458,16 +422,6 @@ def _all_text(names: Iterable[str], nodes: list[Node]) -> None:
         "".join([n.op_type for n in nodes])
     except TypeError as e:
         raise NotText from e
-
-
-def _common_start(paths: list[list[str]]) -> list[str]:
-    """The parts all ``paths`` start with."""
-    first = paths[0]
-    n = min(len(p) for p in paths)
-    for k in range(n):
-        if any(p[k] != first[k] for p in paths):
-            return first[:k]
-    return first[:n]
 
 
 def _graph_value(node: Node, attr_name: str) -> dict[str, Any] | None:
