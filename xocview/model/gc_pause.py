@@ -1,4 +1,5 @@
-"""Pausing the cyclic garbage collector while a loader builds hundreds of thousands of objects.
+"""Pausing the cyclic garbage collector while a loader (or a writer) builds hundreds of
+thousands of objects.
 
 Building a model allocates containers far faster than it frees them, so CPython's collector
 runs again and again over the whole, still-growing document for nothing (measured: about 40%

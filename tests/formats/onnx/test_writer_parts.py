@@ -18,7 +18,7 @@ from xocview.formats.onnx.attr_protos import AttributeProblem, attribute_proto
 from xocview.formats.onnx.nesting import TOP, Nesting
 from xocview.formats.onnx.opsets import PREFERRED_OPSET, model_opsets
 from xocview.formats.onnx.sidecar import KEY, pack, restore
-from xocview.formats.onnx.stale_types import replace_stale_types
+from xocview.formats.onnx.stale_types import replace_stale_types, settle_types
 from xocview.formats.onnx.value_protos import type_proto, weight_proto
 from xocview.model import Graph, Node, Tensor
 
@@ -146,6 +146,42 @@ def test_a_stale_shape_gives_way_to_the_inferred_one() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     assert sorted(replace_stale_types(model)) == ["h", "y"]
     onnx.checker.check_model(model, full_check=True)
+
+
+def _held_aside(model: onnx.ModelProto) -> list[tuple[onnx.GraphProto, list[onnx.ValueInfoProto]]]:
+    kept = [onnx.ValueInfoProto.FromString(vi.SerializeToString()) for vi in model.graph.value_info]
+    del model.graph.value_info[:]
+    return [(model.graph, kept)]
+
+
+def _matmul_model(declared_h: list[object]) -> onnx.ModelProto:
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 5], [0.0] * 20)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["h"], name="r"),
+            helper.make_node("MatMul", ["h", "w"], ["y"], name="m"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "K"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        [weight],
+        value_info=[helper.make_tensor_value_info("h", TensorProto.FLOAT, declared_h)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_strict_inference_stands_for_the_full_check_only_when_types_are_as_inferred() -> None:
+    same = _matmul_model(["N", "K"])
+    settled = settle_types(same, _held_aside(same))
+    assert settled.checked and settled.stale == []
+    assert [vi.name for vi in same.graph.value_info] == ["h"]  # added back after inference
+    # A declared shape that says more than inference finds (2x3 against Nx4 for MatMul's
+    # weight) is kept, and only the full check, which sees it, refuses the model.
+    more = _matmul_model([2, 3])
+    settled = settle_types(more, _held_aside(more))
+    assert not settled.checked and settled.stale == []
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.checker.check_model(more, full_check=True)
 
 
 def test_the_sidecar_keeps_what_the_file_has_no_field_for() -> None:

@@ -39,9 +39,13 @@ _NODE_METADATA_PROPS_IR = 10  # NodeProto.metadata_props came with IR version 10
 class Assembler:
     """Builds the main GraphProto (without initializers) and the model's functions.
 
-    After ``main_graph()``: ``functions`` to add to the model, ``held`` (per written node, the
+    After ``main_graph(g)``: ``functions`` to add to the model, ``held`` (per written node, the
     metadata keys the file holds), ``unnamed`` (nodes named after their ids), ``inputs_added``
-    (tensors read but made by nothing, declared as graph inputs) and ``notes``.
+    (tensors read but made by nothing, declared as graph inputs), ``notes``, and
+    ``value_infos``: every graph filled (the main one first, then each body as it was built;
+    not those in functions) with the types of its inner values, which are not added yet: shape
+    inference is to run without them (``stale_types``), and the graphs are at hand without
+    walking the model.
     """
 
     def __init__(self, nest: Nesting, opsets: dict[str, int], ir_version: int) -> None:
@@ -54,6 +58,8 @@ class Assembler:
         self.unnamed: list[str] = []
         self.inputs_added: list[int] = []
         self.notes: list[str] = []
+        self.value_infos: list[tuple[onnx.GraphProto, list[onnx.ValueInfoProto]]] = []
+        self._in_function = 0  # how many calls' bodies are being built around this point
         self._types: dict[tuple[str, str], dict[str, int]] = {}
         graph = self.graph
         self.weights = [t for t, x in enumerate(graph.tensors) if x.kind == "weight"]
@@ -61,10 +67,12 @@ class Assembler:
 
     # -- graphs ---------------------------------------------------------------------------------
 
-    def main_graph(self) -> onnx.GraphProto:
-        """The main graph: nodes, inputs, outputs and value_info (initializers are the
-        caller's, who decides where their bytes go)."""
-        graph, g = self.graph, onnx.GraphProto()
+    def main_graph(self, g: onnx.GraphProto) -> None:
+        """Fill ``g``, the main graph: nodes, inputs and outputs (initializers are the
+        caller's, who decides where their bytes go; value_info is in ``value_infos``)."""
+        graph = self.graph
+        inner: list[onnx.ValueInfoProto] = []
+        self.value_infos.append((g, inner))
         g.name = graph.name
         doc = graph.metadata.get("graph_doc_string")
         if isinstance(doc, str):
@@ -89,8 +97,7 @@ class Assembler:
             )
         g.output.extend(value_info(tensors[t].id, tensors[t]) for t in graph.outputs)
         shown = set(graph.inputs) | set(graph.outputs) | set(self.inputs_added)
-        g.value_info.extend(self._value_infos(TOP, shown, name))
-        return g
+        inner.extend(self._value_infos(TOP, shown, name))
 
     def _tensor_id(self, t: int) -> str:
         return self.graph.tensors[t].id
@@ -106,7 +113,7 @@ class Assembler:
             )
         return value_info(tensor.id, tensor)
 
-    def _value_infos(self, scope: Scope, shown: set[int], name: Namer) -> list[Any]:
+    def _value_infos(self, scope: Scope, shown: set[int], name: Namer) -> list[onnx.ValueInfoProto]:
         """Types of the values the scope's nodes make, where known, but its inputs/outputs."""
         out = []
         nodes, tensors = self.graph.nodes, self.graph.tensors
@@ -125,13 +132,18 @@ class Assembler:
     ) -> None:
         """Fill ``g``, one body of an If/Loop/Scan node, from the children marked so."""
         g.name = str(value.get("graph") or label)
+        inner: list[onnx.ValueInfoProto] = []
+        if not self._in_function:  # a function's bodies are copied: they keep theirs now
+            self.value_infos.append((g, inner))
         formal_in = self._formal(holder, label, value, "inputs")
         formal_out = self._formal(holder, label, value, "outputs")
         tensors = self.graph.tensors
         g.input.extend(value_info(name(t), tensors[t]) for t in formal_in)
         self.scope_nodes((holder, label), name, g.node)
         g.output.extend(value_info(name(t), tensors[t]) for t in formal_out)
-        g.value_info.extend(self._value_infos((holder, label), set(formal_in + formal_out), name))
+        inner.extend(self._value_infos((holder, label), set(formal_in + formal_out), name))
+        if self._in_function:
+            g.value_info.extend(inner)
 
     def _formal(self, holder: int, label: str, value: dict[str, Any], key: str) -> list[int]:
         ids = value.get(key, [])
@@ -296,7 +308,11 @@ class Assembler:
         fp.domain = domain
         fp.input.extend(local_name(t) for t in inputs)
         fp.output.extend(local_name(t) for t in outputs)
-        self.scope_nodes((i, ""), local_name, fp.node, inner)
+        self._in_function += 1
+        try:
+            self.scope_nodes((i, ""), local_name, fp.node, inner)
+        finally:
+            self._in_function -= 1
         for d, v in self.opsets.items():
             fp.opset_import.append(onnx.helper.make_opsetid(d, v))
         fn_name = self._function_name(fp, domain, str(fn_meta["name"]))

@@ -298,6 +298,8 @@ class Nesting:
         """The written nodes of ``scope`` in a topological order that keeps the nodes' order
         where it can. Raises FormatError naming a node on a cycle."""
         members = self.members.get(scope, [])
+        if len(members) < 2:  # one node reading its own output is no cycle (as below)
+            return list(members)
         after: dict[int, list[int]] = {}
         waiting = dict.fromkeys(members, 0)
         for m in members:

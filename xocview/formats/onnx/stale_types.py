@@ -5,11 +5,16 @@ An edit (a Conv's strides, a Gemm's transB) can make them wrong, and a wrong val
 graph output type fails the checker's strict inference and onnxruntime's loading. Inference
 runs once on a weightless copy without the declared activation types; where it finds a type
 the declaration contradicts, or one the model did not know, the inferred one is written.
+
+The run is strict, with type checks, as onnx's full check runs it: when it passes and the
+declared types end up as inferred, the writer's check need not infer a second time (on a
+100k-node model each run costs seconds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import onnx
 
@@ -17,41 +22,94 @@ from xocview.formats.onnx.attrs import bodies
 from xocview.formats.onnx.expansion import plan
 from xocview.formats.onnx.types import weightless_copy
 
-__all__ = ["replace_stale_types"]
+__all__ = ["Settled", "replace_stale_types", "settle_types"]
+
+# What the assembler hands over: each graph of the model (the main one first) with the
+# value_info entries for it, not added yet.
+Held = list[tuple[onnx.GraphProto, list[onnx.ValueInfoProto]]]
+
+
+@dataclass(frozen=True)
+class Settled:
+    """``stale``: the values whose declared type was wrong (and was replaced). ``checked``:
+    strict inference (with type checks) passed on the model as it now declares its types,
+    which is all that onnx's full check adds to the plain one."""
+
+    stale: list[str]
+    checked: bool
 
 
 def replace_stale_types(model: onnx.ModelProto) -> list[str]:
     """Give value_info entries and graph outputs the inferred type where theirs contradicts
     it or is missing; returns the names of the values whose declared type was wrong."""
+    held: Held = []
+    for g in _graphs(model.graph):
+        kept = []
+        for vi in g.value_info:
+            copy = onnx.ValueInfoProto()
+            copy.CopyFrom(vi)
+            kept.append(copy)
+        del g.value_info[:]
+        held.append((g, kept))
+    return settle_types(model, held).stale
+
+
+def settle_types(model: onnx.ModelProto, held: Held) -> Settled:
+    """Run inference on ``model`` without its value_info, replace the declared types it
+    contradicts (or that say nothing), then add each graph's value_info entries to it.
+
+    ``checked`` is true only where the strict run saw the same facts the full check would:
+    every declared type is the inferred one or was replaced by it; a declared type that says
+    more than inference found could fail downstream in the full check alone.
+    """
+    found, strict = _inferred_types(model)
+    stale: list[str] = []
+    same = True
+    for g, value_infos in held:
+        for vi in [*value_infos, *g.output]:
+            new = found.get(vi.name)
+            if new is None:
+                same = same and not _known(vi.type)
+            elif not _known(vi.type):
+                vi.type.CopyFrom(new)
+            elif vi.type != new:
+                if _agree(vi.type, new):
+                    same = False
+                else:
+                    vi.type.CopyFrom(new)
+                    stale.append(vi.name)
+        if value_infos:
+            g.value_info.extend(value_infos)
+    return Settled(stale, strict and same)
+
+
+def _inferred_types(model: onnx.ModelProto) -> tuple[dict[str, onnx.TypeProto], bool]:
+    """The types inference gives the model's values without its value_info and output
+    types, and whether it passed in strict mode (else: its non-strict findings)."""
     if not plan(model).infer:  # inference would expand the calls past any budget
-        return []
+        return {}, False
     probe = weightless_copy(model)
     probe.graph.name = model.graph.name or "graph"
-    for g in _graphs(probe.graph):
-        del g.value_info[:]
+    del probe.graph.value_info[:]
     for vi in probe.graph.output:
         vi.ClearField("type")
+    strict = True
     try:
-        inferred = onnx.shape_inference.infer_shapes(probe, strict_mode=False, data_prop=True)
-    except Exception:  # inference's own errors on custom domains: keep what is declared
-        return []
+        inferred = onnx.shape_inference.infer_shapes(
+            probe, check_type=True, strict_mode=True, data_prop=True
+        )
+    except Exception:  # the full check will say what: here, what can be inferred
+        strict = False
+        try:
+            inferred = onnx.shape_inference.infer_shapes(probe, strict_mode=False, data_prop=True)
+        except Exception:  # inference's own errors on custom domains: keep what is declared
+            return {}, False
     found: dict[str, onnx.TypeProto] = {}
     for g in _graphs(inferred.graph):
         for vi in [*g.value_info, *g.output]:
             if vi.name not in found and _known(vi.type):
                 found[vi.name] = vi.type
-    stale: list[str] = []
-    for g in _graphs(model.graph):
-        for vi in [*g.value_info, *g.output]:
-            new = found.get(vi.name)
-            if new is None:
-                continue
-            if not _known(vi.type):
-                vi.type.CopyFrom(new)
-            elif vi.type != new and not _agree(vi.type, new):
-                vi.type.CopyFrom(new)
-                stale.append(vi.name)
-    return stale
+    return found, strict
 
 
 def _graphs(g: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

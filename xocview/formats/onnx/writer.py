@@ -33,10 +33,11 @@ from xocview.formats.onnx.model_files import data_header, write_model_files
 from xocview.formats.onnx.nesting import Nesting
 from xocview.formats.onnx.opsets import ir_version, model_opsets, opset_domain
 from xocview.formats.onnx.sidecar import KEY, pack
-from xocview.formats.onnx.stale_types import replace_stale_types
+from xocview.formats.onnx.stale_types import settle_types
 from xocview.formats.onnx.types import weightless_copy
 from xocview.formats.onnx.value_protos import dtype_code, weight_proto
 from xocview.model import Graph
+from xocview.model.gc_pause import gc_paused
 
 __all__ = ["EXTERNAL_THRESHOLD", "INLINE_LIMIT", "save"]
 
@@ -58,18 +59,19 @@ def save(graph: Graph, path: str | Path) -> list[str]:
     """
     path = Path(path)
     file = str(path)
-    nest = Nesting(graph, file)
-    asm, model = _assemble(graph, nest, file)
-    external = _initializers(model, graph, asm.weights, path)
-    stale = replace_stale_types(model)
-    text = pack(graph, asm.held, list(range(len(graph.tensors))), asm.unnamed)
-    if text is not None:
-        entry = model.metadata_props.add()
-        entry.key, entry.value = KEY, text
-    _require_io_shapes(model, file)
-    _check(model, file)
+    with gc_paused():  # the protos of a large model are as many objects as the model itself
+        nest = Nesting(graph, file)
+        asm, model = _assemble(graph, nest, file)
+        external = _initializers(model, graph, asm.weights, path)
+        settled = settle_types(model, asm.value_infos)
+        text = pack(graph, asm.held, list(range(len(graph.tensors))), asm.unnamed)
+        if text is not None:
+            entry = model.metadata_props.add()
+            entry.key, entry.value = KEY, text
+        _require_io_shapes(model, file)
+        _check(model, file, infer=not settled.checked)
     written = _write(path, model, graph, external)
-    return _notes(graph, nest, asm, stale) + written
+    return _notes(graph, nest, asm, settled.stale) + written
 
 
 def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.ModelProto]:
@@ -83,7 +85,7 @@ def _assemble(graph: Graph, nest: Nesting, file: str) -> tuple[Assembler, onnx.M
     asm = Assembler(nest, opsets, ir_version(graph, opsets, file))
     model = onnx.ModelProto()
     model.ir_version = asm.ir_version
-    model.graph.CopyFrom(asm.main_graph())
+    asm.main_graph(model.graph)
     model.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in opsets.items())
     model.functions.extend(asm.functions)
     model.functions.extend(kept_functions(graph.metadata, asm.functions))  # unexpanded calls
@@ -211,15 +213,16 @@ def _require_io_shapes(model: onnx.ModelProto, file: str) -> None:
                 )
 
 
-def _check(model: onnx.ModelProto, file: str) -> None:
+def _check(model: onnx.ModelProto, file: str, infer: bool = True) -> None:
     """onnx's full check (with strict shape inference) of the model, its large weights
-    declared rather than carried; FormatError naming the node it blames."""
+    declared rather than carried; FormatError naming the node it blames. ``infer``: False
+    when strict inference already passed on these types (``settle_types``)."""
     probe = weightless_copy(model)
     probe.graph.name = model.graph.name
     probe.metadata_props.extend(model.metadata_props)
     try:
         # Full (with strict inference) unless inference would expand calls past any budget.
-        onnx.checker.check_model(probe, full_check=plan(probe).infer)
+        onnx.checker.check_model(probe, full_check=infer and plan(probe).infer)
     except (
         onnx.checker.ValidationError,
         onnx.shape_inference.InferenceError,
