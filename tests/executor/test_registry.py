@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from xocview.executor import run, supported_ops
-from xocview.executor.registry import UnsupportedOp, lookup, lookup_fitting
+from xocview.executor.registry import KERNELS, UnsupportedOp, kernel, lookup, lookup_fitting
 from xocview.model import Graph, Node, Tensor
 
 
@@ -22,6 +22,26 @@ def test_unknown_ops_and_too_old_opsets_are_refused_with_hints() -> None:
         lookup("relu")
     with pytest.raises(UnsupportedOp, match="kernels start at opset 11"):
         lookup("Range", 9)
+
+
+def test_another_domains_op_of_an_onnx_name_is_its_own() -> None:
+    """onnxruntime's com.microsoft ops may share a name with ONNX's (Attention) but not its
+    meaning: each is found only by its own domain, and a contrib op without one is refused."""
+
+    @kernel("Relu", domain="com.microsoft")
+    def contrib_relu(x: np.ndarray) -> np.ndarray:
+        return x
+
+    try:
+        assert lookup("Relu", 1, "com.microsoft").fn is contrib_relu
+        assert lookup("Relu", 14).fn is not contrib_relu
+        assert lookup("Relu", 14, "ai.onnx").fn is not contrib_relu
+        with pytest.raises(
+            UnsupportedOp, match=r"no kernel for op 'Gemm' of domain 'com\.microsoft'"
+        ):
+            lookup("Gemm", 1, "com.microsoft")
+    finally:
+        KERNELS.pop("com.microsoft:Relu", None)
 
 
 def test_without_an_opset_the_node_form_picks_the_version() -> None:

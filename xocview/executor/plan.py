@@ -15,7 +15,13 @@ import numpy as np
 from xocview.executor.attributes import kernel_kwargs
 from xocview.executor.bodies import FRESH_OPS, Body, BodyIndex, order_with_captures
 from xocview.executor.fusion import fuse_chains
-from xocview.executor.registry import Kernel, UnsupportedOp, lookup, lookup_fitting
+from xocview.executor.registry import (
+    SHARED_DOMAINS,
+    Kernel,
+    UnsupportedOp,
+    lookup,
+    lookup_fitting,
+)
 from xocview.model import Graph, Hierarchy, Node
 
 __all__ = [
@@ -35,11 +41,9 @@ __all__ = [
 # Ops whose bodies are subgraphs; their body nodes are not run as leaves of the outer graph.
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-# Domains whose ops have kernels, each versioned by its own opset import. Their op names do not
-# clash with the default domain's, so one table serves all.
-_KERNEL_DOMAINS = frozenset(
-    {*_DEFAULT_DOMAINS, "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
-)
+# Domains whose ops have kernels, each versioned by its own opset import (onnxruntime's
+# com.microsoft ops are kept apart in the table: see registry).
+_KERNEL_DOMAINS = frozenset({*SHARED_DOMAINS, "com.microsoft"})
 
 
 @dataclass
@@ -215,7 +219,7 @@ def _step(
                 f"op {node.op_type!r} of domain {domain!r}: the model imports no opset of it"
             )
         if opset is None:
-            kernel = lookup_fitting(node.op_type, len(ins), node.attributes)
+            kernel = lookup_fitting(node.op_type, len(ins), node.attributes, domain)
             most = kernel.max_inputs
             if most is not None and len(ins) > most:  # MXNet's label inputs of output layers
                 note = (
@@ -224,7 +228,7 @@ def _step(
                 )
                 ins = ins[:most]
         else:
-            kernel = lookup(node.op_type, opset)
+            kernel = lookup(node.op_type, opset, domain)
         _check_arity(kernel, len(ins))
         _check_present(kernel, ins)
         kwargs = kernel_kwargs(node)

@@ -9,6 +9,11 @@ keyword-only ``num_outputs`` parameter and the runtime passes it.
 The model's opset picks the version: the newest registered ``since`` at or below it, as ONNX's
 reference implementation and tinygrad do. Graphs without an opset (NNVM, LightNet, XOC) get the
 newest version.
+
+ONNX's domains (``""``, ``ai.onnx.ml``, the previews) share one table: their op names do not
+clash. Other domains' ops (onnxruntime's ``com.microsoft``) may share a name with an ONNX op
+of other semantics (its ``Attention``, ``RotaryEmbedding``), so they are kept under
+``domain:op_type`` (``op_key``), with the domain's own opset versions.
 """
 
 from __future__ import annotations
@@ -22,13 +27,26 @@ from typing import Any, TypeVar
 
 __all__ = [
     "KERNELS",
+    "SHARED_DOMAINS",
     "Kernel",
     "UnsupportedOp",
     "kernel",
     "lookup",
     "lookup_fitting",
+    "op_key",
     "supported_ops",
 ]
+
+# Domains whose ops are kept by their bare names (see the module's docstring).
+SHARED_DOMAINS = frozenset(
+    {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
+)
+
+
+def op_key(op_type: str, domain: str = "") -> str:
+    """The table's key of an op: its name for ONNX's domains, ``domain:op_type`` else."""
+    return op_type if domain in SHARED_DOMAINS else f"{domain}:{op_type}"
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,18 +144,22 @@ class UnsupportedOp(LookupError):
     """No kernel for this op (or none old enough for the model's opset)."""
 
 
-def kernel(op_type: str, since: int = 1, *, exact_types: bool = False) -> Callable[[F], F]:
-    """Register ``fn`` as the kernel of ``op_type`` from opset ``since`` on; ``exact_types``
-    for a kernel that must see bfloat16, float8 or int4 arrays as they are (Cast, ...)."""
+def kernel(
+    op_type: str, since: int = 1, *, exact_types: bool = False, domain: str = ""
+) -> Callable[[F], F]:
+    """Register ``fn`` as the kernel of ``op_type`` (of ``domain``) from opset ``since`` of its
+    domain on; ``exact_types`` for a kernel that must see bfloat16, float8 or int4 arrays as
+    they are (Cast, ...)."""
+    key = op_key(op_type, domain)
 
     def register(fn: F) -> F:
         params = inspect.signature(fn).parameters
         wants = (
             "num_outputs" in params and params["num_outputs"].kind is inspect.Parameter.KEYWORD_ONLY
         )
-        versions = KERNELS.setdefault(op_type, [])
+        versions = KERNELS.setdefault(key, [])
         if any(k.since == since for k in versions):
-            raise ValueError(f"kernel {op_type} since {since} registered twice")
+            raise ValueError(f"kernel {key} since {since} registered twice")
         versions.append(Kernel(op_type, since, fn, wants, exact_types))
         _FITTING.clear()
         versions.sort(key=lambda k: k.since)
@@ -146,17 +168,26 @@ def kernel(op_type: str, since: int = 1, *, exact_types: bool = False) -> Callab
     return register
 
 
-def lookup(op_type: str, opset: int | None = None) -> Kernel:
-    """The kernel for ``op_type`` at ``opset`` (None: the newest).
+def lookup(op_type: str, opset: int | None = None, domain: str = "") -> Kernel:
+    """The kernel for ``op_type`` of ``domain`` at that domain's ``opset`` (None: the newest).
 
     Raises UnsupportedOp naming the op and, for an unknown op, the nearest supported names.
     """
     _load_ops()
+    if domain not in SHARED_DOMAINS:
+        versions = KERNELS.get(op_key(op_type, domain))
+        if not versions:
+            raise UnsupportedOp(f"no kernel for op {op_type!r} of domain {domain!r}")
+        return _version(op_type, versions, opset)
     versions = KERNELS.get(op_type)
     if not versions:
         near = [name for name in sorted(KERNELS) if name.lower() == op_type.lower()]
         hint = f" (did you mean {near[0]}?)" if near else ""
         raise UnsupportedOp(f"no kernel for op {op_type!r}{hint}; {len(KERNELS)} ops are supported")
+    return _version(op_type, versions, opset)
+
+
+def _version(op_type: str, versions: list[Kernel], opset: int | None) -> Kernel:
     if opset is None:
         return versions[-1]
     at = bisect.bisect_right([k.since for k in versions], opset)
@@ -167,21 +198,22 @@ def lookup(op_type: str, opset: int | None = None) -> Kernel:
     return versions[at - 1]
 
 
-def lookup_fitting(op_type: str, num_inputs: int, attributes: Iterable[str]) -> Kernel:
+def lookup_fitting(
+    op_type: str, num_inputs: int, attributes: Iterable[str], domain: str = ""
+) -> Kernel:
     """For a graph that names no opset: the newest version whose signature fits the node.
 
     XOC, NNVM and LightNet files carry ONNX op types without an opset; an attribute that later
     versions take as an input (Upsample's ``scales``, ReduceMean's ``axes``) tells the version.
     Raises UnsupportedOp like ``lookup``.
     """
-    newest = lookup(op_type)
+    newest = lookup(op_type, None, domain)
     names = frozenset(attributes)
-    key = (op_type, num_inputs, names)
+    table = op_key(op_type, domain)
+    key = (table, num_inputs, names)
     found = _FITTING.get(key)
-    if found is None or found not in KERNELS[op_type]:  # the table may change (tests patch it)
-        found = next(
-            (k for k in reversed(KERNELS[op_type]) if k.accepts(num_inputs, names)), newest
-        )
+    if found is None or found not in KERNELS[table]:  # the table may change (tests patch it)
+        found = next((k for k in reversed(KERNELS[table]) if k.accepts(num_inputs, names)), newest)
         _FITTING[key] = found
     return found
 
@@ -191,7 +223,7 @@ _FITTING: dict[tuple[str, int, frozenset[str]], Kernel] = {}
 
 
 def supported_ops() -> list[str]:
-    """Every op type that has a kernel, sorted."""
+    """Every op that has a kernel, sorted (other domains' as ``domain:op_type``)."""
     _load_ops()
     return sorted(KERNELS)
 

@@ -50,7 +50,10 @@ class GraphIndex:
         self.num_tensors = n_tensors
         self._node_pos: dict[str, int] | None = None
         self._tensor_pos: dict[str, int] | None = None
-        self._ids_of = graph
+        # The lists, not the graph: a graph holding its index and the index holding the graph
+        # would be a cycle, and a 100k-node graph freed only by the cyclic collector takes
+        # seconds (every one of its objects traversed) instead of being freed as it goes.
+        self._nodes, self._tensors = graph.nodes, graph.tensors
         # Other facts of this graph state, made once by whoever needs them (the hierarchy)
         self.derived: dict[str, object] = {}
 
@@ -87,12 +90,12 @@ class GraphIndex:
     def node_positions(self) -> dict[str, int]:
         """Node id -> position, for loops over many ids (read it, never write)."""
         if self._node_pos is None:
-            self._node_pos = _positions(nd.id for nd in self._ids_of.nodes)
+            self._node_pos = _positions(nd.id for nd in self._nodes)
         return self._node_pos
 
     def node_position(self, node_id: str) -> int:
         if self._node_pos is None:
-            self._node_pos = _positions(nd.id for nd in self._ids_of.nodes)
+            self._node_pos = _positions(nd.id for nd in self._nodes)
         try:
             return self._node_pos[node_id]
         except KeyError:
@@ -100,7 +103,7 @@ class GraphIndex:
 
     def tensor_position(self, tensor_id: str) -> int:
         if self._tensor_pos is None:
-            self._tensor_pos = _positions(t.id for t in self._ids_of.tensors)
+            self._tensor_pos = _positions(t.id for t in self._tensors)
         try:
             return self._tensor_pos[tensor_id]
         except KeyError:

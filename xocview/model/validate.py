@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
 import numpy as np
 
 from xocview.errors import shorten_message
@@ -212,6 +211,8 @@ def _check_cycles(graph: Graph, out: list[Finding]) -> None:
         return
     left = np.setdiff1d(np.arange(index.num_nodes), index.topo_order)
     keep = np.isin(index.edge_src, left) & np.isin(index.edge_dst, left)
+    import networkx as nx  # a quarter second to import, for cyclic graphs alone
+
     g = nx.DiGraph()
     g.add_edges_from(zip(index.edge_src[keep].tolist(), index.edge_dst[keep].tolist(), strict=True))
     for comp in sorted(nx.strongly_connected_components(g), key=min):
