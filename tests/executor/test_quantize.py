@@ -223,6 +223,30 @@ def test_dynamic_quantize_refuses_float16() -> None:
         ours("DynamicQuantizeLinear", [np.ones(3, np.float16)], opset=11, num_outputs=3)
 
 
+# --- Rank 0: a scalar x (QuantizeLinear clipped it to a numpy scalar and crashed) ---------------
+
+
+@pytest.mark.parametrize("dtype", [*QTYPES, None])
+@pytest.mark.parametrize("value", [3.3, 2.25, -1e6, 1e6])
+def test_quantize_rank0_matches_onnxruntime(dtype: str | None, value: float) -> None:
+    x = np.array(value, np.float32)  # 2.25 / 0.5 = 4.5 ties to 4; -1e6 and 1e6 saturate
+    zero = None if dtype is None else zero_points((), dtype)
+    (got,) = check_op("QuantizeLinear", [x, np.array(0.5, np.float32), zero], opset=21)
+    assert isinstance(got, np.ndarray) and got.shape == ()
+
+
+@pytest.mark.parametrize("dtype", QTYPES)
+def test_dequantize_rank0_matches_onnxruntime(dtype: str) -> None:
+    x, zero = qrand((), dtype), zero_points((), dtype)
+    check_op("DequantizeLinear", [x, positive(), zero], opset=21)
+
+
+@pytest.mark.parametrize("value", [3.3, -2.0, 0.0])
+def test_dynamic_quantize_rank0_matches_onnxruntime(value: float) -> None:
+    x = np.array(value, np.float32)
+    check_op("DynamicQuantizeLinear", [x], opset=11, num_outputs=3)
+
+
 # --- QLinearMatMul, ConvInteger, QLinearConv -----------------------------------------------------
 
 

@@ -116,7 +116,7 @@ def _same_granularity(zero: np.ndarray, scale: np.ndarray) -> bool:
 def _saturate(q: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Float values already rounded, clipped to ``dtype``'s range and converted; NaN gives 0."""
     lo, hi = _RANGES[dtype]
-    out = np.clip(q, lo, hi)
+    out = np.asarray(np.clip(q, lo, hi))  # a 0-d q clips to a numpy scalar, not an array
     np.copyto(out, 0, where=np.isnan(out))
     if dtype.kind == "V":  # ml_dtypes' int4/int2 convert from their integer twins
         return out.astype(np.int8).astype(dtype)
@@ -125,7 +125,7 @@ def _saturate(q: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def quantize_rounded(q: np.ndarray, zero: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
     """saturate(rint(q) + zero) in ``dtype``, the zero point added exactly in float64."""
-    r = np.rint(q).astype(np.float64)
+    r = np.asarray(np.rint(q), dtype=np.float64)
     if zero is not None:
         r += zero
     return _saturate(r, dtype)
