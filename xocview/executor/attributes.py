@@ -11,6 +11,7 @@ import numpy as np
 from xocview.errors import shorten
 from xocview.executor.failures import exception_free
 from xocview.model import Node
+from xocview.model.attribute_tensor import AttributeTensor
 from xocview.model.dtypes import DTYPES, numpy_type
 from xocview.model.schema import attribute_types
 
@@ -36,6 +37,8 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
     if info is None or dtype is None:
         raise ValueError(f"attribute {name!r}: tensor dtype {spec.get('dtype')} is not supported")
     if "values" not in spec:
+        if isinstance(spec, AttributeTensor) and spec.has_data:
+            return _read(name, spec, dtype)
         raise ValueError(
             f"attribute {name!r}: the tensor's values were not kept (only dtype and shape)"
         )
@@ -50,6 +53,18 @@ def tensor_attribute(node: Node, name: str, value: dict[str, Any]) -> np.ndarray
             f"attribute {name!r}: tensor values do not fit dtype {info.name} and shape "
             f"{spec.get('shape')} ({exception_free(str(e))})"
         ) from e
+
+
+def _read(name: str, spec: AttributeTensor, dtype: np.dtype) -> np.ndarray:
+    """The values a large (or external) tensor attribute reads from the model's file on first
+    use; FormatError from the reader (missing or damaged data) names the file and the place."""
+    values = spec.array()
+    shape = [int(d) for d in spec.get("shape", [])]
+    if list(values.shape) != shape:
+        raise ValueError(
+            f"attribute {name!r}: its values have shape {list(values.shape)}; expected {shape}"
+        )
+    return values if values.dtype == dtype or dtype.kind == "O" else values.astype(dtype)
 
 
 def _is_int(v: Any) -> bool:

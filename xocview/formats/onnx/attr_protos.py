@@ -17,7 +17,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import numpy_helper
 
-from xocview.formats.onnx.attrs import MAX_TENSOR_VALUES
+from xocview.model.attribute_tensor import AttributeTensor
 from xocview.model.dtypes import numpy_type
 
 __all__ = ["AttributeProblem", "attribute_proto", "schema_of", "schema_types"]
@@ -150,11 +150,13 @@ def tensor_of(summary: Any) -> onnx.TensorProto:
     np_type = numpy_type(dtype) if isinstance(dtype, str) else None
     if np_type is None or not isinstance(shape, list):
         raise AttributeProblem(f"the tensor has dtype {dtype!r} and shape {shape!r}")
+    if isinstance(summary, AttributeTensor) and summary.has_data and values is None:
+        return _tensor_of_array(summary.array(), np_type, shape)
     if not isinstance(values, list):
         count = math.prod(int(d) for d in shape)
         raise AttributeProblem(
-            f"its {count:,} values were not kept when the model was opened (tensors in "
-            f"attributes keep their values up to {MAX_TENSOR_VALUES:,} elements)"
+            f"its {count:,} values were not kept (XOC JSON keeps a large tensor's dtype and "
+            "shape only; open the .onnx file to save them)"
         )
     try:
         if np_type.kind == "c":
@@ -168,6 +170,21 @@ def tensor_of(summary: Any) -> onnx.TensorProto:
     except (TypeError, ValueError) as e:
         raise AttributeProblem(f"the tensor's values do not fit dtype {dtype} ({e})") from e
     return numpy_helper.from_array(arr)
+
+
+def _tensor_of_array(arr: np.ndarray, np_type: np.dtype, shape: list[Any]) -> onnx.TensorProto:
+    """A TensorProto of values read from the source file (raw bytes, so bit-exact); raises
+    FormatError as the reader does, AttributeProblem when they do not fit the summary."""
+    want = [int(d) for d in shape]
+    if list(arr.shape) != want or (arr.dtype != np_type and np_type.kind != "O"):
+        raise AttributeProblem(
+            f"the tensor's values have shape {list(arr.shape)} and dtype {arr.dtype}; "
+            f"expected shape {want} and dtype {np_type}"
+        )
+    try:
+        return numpy_helper.from_array(np.asarray(arr))
+    except (TypeError, ValueError) as e:
+        raise AttributeProblem(f"the tensor's values cannot be written ({e})") from e
 
 
 def _type_of(text: Any) -> onnx.TypeProto:

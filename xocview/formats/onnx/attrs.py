@@ -5,14 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from xocview.errors import shorten
 from xocview.formats.onnx.data import data_problem
 from xocview.formats.onnx.text import NotText
+from xocview.formats.onnx.weights import part_reader
+from xocview.model.attribute_tensor import AttributeTensor
 from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.dtypes import dtype_by_onnx_code
 from xocview.model.schema import schema_attributes
@@ -20,22 +24,32 @@ from xocview.model.schema import schema_attributes
 __all__ = [
     "GRAPH_TYPES",
     "MAX_TENSOR_VALUES",
+    "Folder",
     "attribute_value",
     "bodies",
     "node_attributes",
     "tensor_summary",
 ]
 
-# A tensor attribute (Constant's value, ConstantOfShape's value) keeps its values in the model
-# up to this many elements; larger ones keep dtype and shape only, so files stay readable.
+# A tensor attribute (Constant's value, ConstantOfShape's value) keeps its values as JSON up to
+# this many elements; larger ones (and external, damaged or exotic ones) keep dtype and shape as
+# JSON and their values behind a lazy reader (``AttributeTensor``), read on first use.
 MAX_TENSOR_VALUES = 65536
+
+# The model's folder and file name, against which a tensor's external data is read; None where
+# the values are not needed (a function call's attributes, kept as metadata).
+Folder = tuple[Path, str] | None
 
 _A = onnx.AttributeProto
 GRAPH_TYPES = (_A.GRAPH, _A.GRAPHS)
 
 
-def attribute_value(attr: onnx.AttributeProto) -> Any:
-    """The JSON form of an attribute; subgraphs are left to the caller (returns None)."""
+def attribute_value(attr: onnx.AttributeProto, folder: Folder = None, place: str = "") -> Any:
+    """The JSON form of an attribute; subgraphs are left to the caller (returns None).
+
+    A tensor's values that JSON does not hold are read, on first use, against ``folder``;
+    ``place`` names the attribute in the reader's messages.
+    """
     t = attr.type
     if t == _A.FLOAT:
         return _f32(attr.f)
@@ -50,9 +64,12 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
     if t == _A.STRINGS:
         return [_text(s) for s in attr.strings]
     if t == _A.TENSOR:
-        return {"tensor": tensor_summary(attr.t)}
+        return {"tensor": tensor_summary(attr.t, folder, place)}
     if t == _A.TENSORS:
-        return [{"tensor": tensor_summary(x)} for x in attr.tensors]
+        return [
+            {"tensor": tensor_summary(x, folder, f"{place}[{k}]")}
+            for k, x in enumerate(attr.tensors)
+        ]
     if t == _A.SPARSE_TENSOR:
         return {"sparse_tensor": {"dims": [int(d) for d in attr.sparse_tensor.dims]}}
     if t == _A.TYPE_PROTO:
@@ -62,32 +79,42 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
     return None
 
 
-def tensor_summary(tensor: onnx.TensorProto) -> dict[str, Any]:
-    """dtype, shape and (when small) the values of a tensor held in an attribute."""
+def tensor_summary(
+    tensor: onnx.TensorProto, folder: Folder = None, place: str = ""
+) -> dict[str, Any]:
+    """dtype, shape and the values of a tensor held in an attribute: as JSON when few and
+    inline, else (given ``folder``) behind a reader that decodes or memory-maps them on first
+    use, inline or external, as initializers are read."""
     dt = dtype_by_onnx_code(tensor.data_type)
     out: dict[str, Any] = {
         "dtype": dt.name if dt else str(tensor.data_type),
         "shape": [int(d) for d in tensor.dims],
     }
-    count = math.prod(out["shape"])
     if (
-        count <= MAX_TENSOR_VALUES
+        math.prod(out["shape"]) <= MAX_TENSOR_VALUES
         and tensor.data_location != onnx.TensorProto.EXTERNAL
-        and data_problem(tensor) is None  # damaged data keeps dtype and shape; check says why
+        and data_problem(tensor) is None  # damaged data: its reader says why on use
     ):
-        try:
-            values = numpy_helper.to_array(tensor)
-        except Exception:  # exotic types numpy cannot hold: keep dtype and shape
+        values = _json_values(tensor)
+        if values is not None:
+            out["values"] = values
             return out
-        if values.dtype.kind in "SUO":
-            out["values"] = [
-                _text(v) if isinstance(v, bytes) else str(v) for v in values.ravel().tolist()
-            ]
-        elif values.dtype.kind == "c":
-            out["values"] = [[z.real, z.imag] for z in values.ravel().tolist()]
-        else:
-            out["values"] = values.ravel().tolist()
-    return out
+    if folder is None:
+        return out
+    return AttributeTensor(out, part_reader(tensor, folder[0], folder[1], place))
+
+
+def _json_values(tensor: onnx.TensorProto) -> list[Any] | None:
+    """The values as a JSON list, or None for a type numpy cannot hold."""
+    try:
+        values = numpy_helper.to_array(tensor)
+    except Exception:  # exotic types numpy cannot hold: the lazy reader says why on use
+        return None
+    if values.dtype.kind in "SUO":
+        return [_text(v) if isinstance(v, bytes) else str(v) for v in values.ravel().tolist()]
+    if values.dtype.kind == "c":
+        return [[z.real, z.imag] for z in values.ravel().tolist()]
+    return list(values.ravel().tolist())
 
 
 def _f32(value: float) -> float:
@@ -121,11 +148,13 @@ def node_attributes(
     domain: str,
     metadata: dict[str, Any],
     call_attrs: dict[str, onnx.AttributeProto] | None,
+    folder: Folder = None,
 ) -> tuple[dict[str, Any], list[tuple[str, onnx.GraphProto]], bool]:
     """Schema attributes and graph-valued ones (subgraphs); the rest go to ``metadata``.
 
     The flag tells whether the node has any graph-valued attribute (its bodies' value_info
     must then be read too). ``call_attrs`` resolve a function body's attribute references.
+    Tensors' values that JSON does not hold are read, on first use, against ``folder``.
     """
     allowed = schema_attributes(op) if domain in _ONNX_DOMAINS else None
     schema: dict[str, Any] = {}
@@ -156,6 +185,8 @@ def node_attributes(
             graphs = list(attr.graphs)
             subgraphs.extend((f"{name}[{i}]", sg) for i, sg in enumerate(graphs))
             value = [{"graph": _text(sg.name) or f"{name}[{i}]"} for i, sg in enumerate(graphs)]
+        elif kind in _TENSOR_TYPES and folder is not None:
+            value = attribute_value(attr, folder, _tensor_place(proto, op, name))
         else:
             value = attribute_value(attr)
         if allowed is not None and name in allowed:
@@ -165,6 +196,15 @@ def node_attributes(
     if extra:
         metadata["attributes"] = expand_dotted_if_possible(extra)
     return schema, subgraphs, has_graphs
+
+
+_TENSOR_TYPES = (_A.TENSOR, _A.TENSORS)
+
+
+def _tensor_place(proto: onnx.NodeProto, op: str, name: str) -> str:
+    """``node 'c' (Constant) attribute 'value'``, as ``external.model_tensors`` says it."""
+    label = f"node '{shorten(_text(proto.name))}'" if proto.name else "node"
+    return f"{label} ({op}) attribute '{shorten(name)}'"
 
 
 def bodies(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:

@@ -59,6 +59,7 @@ class Builder:
     def __init__(self, source: Source, model: onnx.ModelProto) -> None:
         self.file = source.name
         self.model_dir = source.path.parent
+        self.folder = (self.model_dir, self.file)  # what attribute tensors are read against
         self.model = model
         g = model.graph
         title = text(g.name) or source.path.stem
@@ -245,7 +246,7 @@ class Builder:
             subgraphs = _NO_SUBGRAPHS
             if proto.attribute:
                 attributes, subgraphs, graphs = node_attributes(
-                    proto, op, domain, metadata, call_attrs
+                    proto, op, domain, metadata, call_attrs, self.folder
                 )
                 self.has_subgraphs |= graphs
             if parent is not None:
@@ -311,7 +312,9 @@ class Builder:
         subgraphs = _NO_SUBGRAPHS
         if proto.attribute:
             domain = metadata.get("domain", "")
-            attributes, subgraphs, graphs = node_attributes(proto, op, domain, metadata, call_attrs)
+            attributes, subgraphs, graphs = node_attributes(
+                proto, op, domain, metadata, call_attrs, self.folder
+            )
             self.has_subgraphs |= graphs
         if omitted_in:
             metadata["omitted_inputs"] = omitted_in

@@ -15,7 +15,7 @@ from xocview.formats.atomic import write_text_atomic
 from xocview.formats.json_types import json_type
 from xocview.formats.source import Source
 from xocview.formats.unread_keys import unread_keys
-from xocview.formats.xoc.writer import dumps
+from xocview.formats.xoc.writer import dumps, values_note
 from xocview.model import Finding, Graph, Node, Tensor
 from xocview.model.dotted import (
     MAX_METADATA_DEPTH,
@@ -92,8 +92,9 @@ def validation_place(source: Source) -> str:
     return _unwrap(source.json)[1]
 
 
-def save(graph: Graph, path: str | Path) -> None:
+def save(graph: Graph, path: str | Path) -> list[str]:
     """Write ``graph`` as canonical XOC JSON, atomically (a failed save keeps the old file).
+    Returns notes of what the file could not keep (weight values: XOC JSON has no field).
 
     Raises FormatError when the folder cannot be written or a metadata value has no JSON form.
     """
@@ -102,6 +103,8 @@ def save(graph: Graph, path: str | Path) -> None:
     except (TypeError, ValueError) as e:
         raise FormatError(str(path), "", f"cannot save: {e}", "JSON values in metadata") from e
     write_text_atomic(Path(path), text)
+    note = values_note(graph)
+    return [] if note is None else [note]
 
 
 def _unwrap(doc: Any) -> tuple[Any, str]:

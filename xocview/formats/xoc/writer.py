@@ -9,11 +9,13 @@ the root's is written as ``{}``.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from xocview.model import Graph, Node, Tensor
+from xocview.model.attribute_tensor import lazy_attribute_tensors
 
-__all__ = ["WIDTH", "dumps"]
+__all__ = ["WIDTH", "dumps", "values_note"]
 
 WIDTH = 100
 _enc = json.JSONEncoder(ensure_ascii=False).encode
@@ -33,6 +35,39 @@ def dumps(graph: Graph) -> str:
     add("}")
     add("")
     return "\n".join(out)
+
+
+def values_note(graph: Graph) -> str | None:
+    """What the file leaves out: the values of weights and of large tensor attributes (a
+    Constant holding weights), counted from their shapes without reading them; None when
+    there are none."""
+    weights = [t.shape for t in graph.tensors if t.has_data]
+    attrs = [
+        t.get("shape", [])
+        for nd in graph.nodes
+        for value in _attribute_values(nd)
+        for t in lazy_attribute_tensors(value)
+    ]
+    if not weights and not attrs:
+        return None
+    count = sum(math.prod(max(int(d), 0) for d in s) for s in (*weights, *attrs))
+    parts = [f"{len(weights):,} weight{'s' * (len(weights) != 1)}"] if weights else []
+    if attrs:
+        parts.append(f"{len(attrs):,} attribute tensor{'s' * (len(attrs) != 1)}")
+    many = len(weights) + len(attrs) != 1
+    return (
+        f"{' and '.join(parts)} ({count:,} value{'s' * (count != 1)}) {'are' if many else 'is'} "
+        f"written without {'their' if many else 'its'} values: XOC JSON keeps shapes and dtypes"
+    )
+
+
+def _attribute_values(nd: Node) -> list[Any]:
+    """The node's attribute values, schema ones and those kept in metadata."""
+    values = list(nd.attributes.values())
+    extra = nd.metadata.get("attributes")
+    if isinstance(extra, dict):
+        values.extend(extra.values())
+    return values
 
 
 def _members(
