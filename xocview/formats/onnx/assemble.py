@@ -24,7 +24,7 @@ from xocview.formats.onnx.attr_protos import (
     schema_of,
     schema_types,
 )
-from xocview.formats.onnx.nesting import TOP, Nesting, Scope, graph_values
+from xocview.formats.onnx.nesting import TOP, Nesting, Scope
 from xocview.formats.onnx.opsets import ONNX_DOMAINS, opset_domain
 from xocview.formats.onnx.sidecar import NODE_FIELDS
 from xocview.formats.onnx.value_protos import type_proto, value_info
@@ -34,6 +34,15 @@ __all__ = ["Assembler", "prop_items"]
 
 Namer = Callable[[int], str]
 _NODE_METADATA_PROPS_IR = 10  # NodeProto.metadata_props came with IR version 10
+# The metadata keys a written operator holds: whether its attributes are the op's, and whether
+# the file holds its metadata_props.
+_HELD = {
+    (attributes, props): NODE_FIELDS
+    - ({"attributes"} if not attributes else set())
+    - ({"metadata_props"} if not props else set())
+    for attributes in (False, True)
+    for props in (False, True)
+}
 
 
 class Assembler:
@@ -138,9 +147,11 @@ class Assembler:
         formal_in = self._formal(holder, label, value, "inputs")
         formal_out = self._formal(holder, label, value, "outputs")
         tensors = self.graph.tensors
-        g.input.extend(value_info(name(t), tensors[t]) for t in formal_in)
+        for t in formal_in:
+            value_info(name(t), tensors[t], vi=g.input.add())
         self.scope_nodes((holder, label), name, g.node)
-        g.output.extend(value_info(name(t), tensors[t]) for t in formal_out)
+        for t in formal_out:
+            value_info(name(t), tensors[t], vi=g.output.add())
         inner.extend(self._value_infos((holder, label), set(formal_in + formal_out), name))
         if self._in_function:
             g.value_info.extend(inner)
@@ -196,19 +207,17 @@ class Assembler:
         proto.output.extend(
             _with_gaps([name(t) for t in node.outputs], meta.get("omitted_outputs"))
         )
-        held = set(NODE_FIELDS)
-        if not self._attributes(i, proto, name):
-            held.discard("attributes")  # not the op's attributes: kept as metadata
+        attributes = self._attributes(i, proto, name)  # False: not the op's, kept as metadata
         if isinstance(meta.get("doc_string"), str):
             proto.doc_string = meta["doc_string"]
         props = meta.get("metadata_props")
+        has_props = False
         if isinstance(props, dict) and self.ir_version >= _NODE_METADATA_PROPS_IR:
+            has_props = True
             for key, value in prop_items(props):
                 entry = proto.metadata_props.add()
                 entry.key, entry.value = key, value
-        else:
-            held.discard("metadata_props")
-        self.held[i] = frozenset(held)
+        self.held[i] = _HELD[attributes, has_props]
 
     def _attributes(self, i: int, proto: onnx.NodeProto, name: Namer) -> bool:
         """Add the node's attributes: its schema ones, and those in metadata ``attributes``
@@ -222,7 +231,7 @@ class Assembler:
         extra = node.metadata.get("attributes")
         if not isinstance(extra, dict):
             return True
-        graphs = graph_values(node)
+        graphs = self.nest.graph_values.get(i, {})
         custom = opset_domain(proto.domain) not in ONNX_DOMAINS
         for key, value in extra.items():
             if key not in node.attributes and (custom or key in graphs):

@@ -51,8 +51,8 @@ def _is_graph(value: Any) -> bool:
     return isinstance(value, dict) and "graph" in value
 
 
-def _role(node: Node, is_group: bool) -> str:
-    if graph_values(node):
+def _role(node: Node, is_group: bool, graphs: dict[str, Any]) -> str:
+    if graphs:
         return "holder"
     if not is_group:
         return "leaf"
@@ -77,7 +77,14 @@ class Nesting:
         for i, p in enumerate(h.parent.tolist()):
             if p >= 0:
                 self.children.setdefault(p, []).append(i)
-        self.role = [_role(node, bool(h.is_group[i])) for i, node in enumerate(nodes)]
+        # Each holder's graph-valued attributes, found once (every step below asks for them).
+        self.graph_values: dict[int, dict[str, Any]] = {}
+        self.role: list[str] = []
+        for i, (node, is_group) in enumerate(zip(nodes, h.is_group.tolist(), strict=True)):
+            graphs = graph_values(node)
+            if graphs:
+                self.graph_values[i] = graphs
+            self.role.append(_role(node, is_group, graphs))
         self.scope: list[Scope] = [TOP] * len(nodes)
         self.members: dict[Scope, list[int]] = {TOP: []}
         self._by_depth = np.argsort(h.depth, kind="stable").tolist()
@@ -139,7 +146,7 @@ class Nesting:
         label = self.graph.nodes[i].metadata.get("subgraph")
         if isinstance(label, str):
             return (p, label)
-        bodies = graph_values(self.graph.nodes[p])
+        bodies = self.graph_values.get(p, {})
         if len(bodies) == 1:
             ((name, value),) = bodies.items()
             if not isinstance(value, list):
@@ -248,7 +255,7 @@ class Nesting:
         those that exist)."""
         where = self.tensor_at
         out: list[int] = []
-        for value in graph_values(self.graph.nodes[holder]).values():
+        for value in self.graph_values.get(holder, {}).values():
             for v in value if isinstance(value, list) else [value]:
                 ids = v.get(key) if isinstance(v, dict) else None
                 for tid in ids if isinstance(ids, list) else []:

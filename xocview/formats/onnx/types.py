@@ -49,12 +49,10 @@ class TypeTable:
         calls past any budget, in C++ code that cannot be stopped)."""
         self.keys: dict[str, bytes] = {}
         self._described: dict[bytes, _Decoded] = {}
-        if nested is None:
-            nested = _collect(model.graph, self.keys)
-        else:
-            _collect(model.graph, self.keys, nested)
+        found, untyped = _collect(model.graph, self.keys, True if nested is None else nested)
+        nested = found if nested is None else nested
         if infer and not self._complete(model.graph):
-            _inferred(model, nested, self.keys, data)
+            _inferred(model, nested, self.keys, data, untyped)
 
     def _complete(self, g: onnx.GraphProto) -> bool:
         if len(g.node) and not len(g.value_info):
@@ -108,31 +106,41 @@ def dtype_name(code: int) -> str:
     return dt.name if dt else "undefined"
 
 
-def _collect(g: onnx.GraphProto, out: dict[str, bytes], nested: bool = True) -> bool:
-    """Add the typed values of ``g`` (and of its subgraphs when ``nested``) not yet in ``out``.
+def _collect(
+    g: onnx.GraphProto, out: dict[str, bytes], nested: bool = True, io: bool = True
+) -> tuple[bool, bool]:
+    """Add the typed values of ``g`` (and of its subgraphs when ``nested``) not yet in ``out``,
+    the graph before its bodies, bodies in node order (the first of a name wins). ``io``:
+    False reads value_info alone (a second pass, when the first found every input and
+    output typed: inference adds no graph inputs or outputs).
 
-    Returns whether ``g`` has subgraphs, so that a second pass can skip looking for them.
+    Returns whether ``g`` has subgraphs, so that a second pass can skip looking for them, and
+    whether some graph input or output had no type.
     """
-    for values in (g.input, g.output, g.value_info):
-        for vi in values:
-            name = vi.name
-            if name not in out:
-                key = vi.type.SerializeToString()
-                if key or vi.HasField("type"):  # an empty key: unset, or set to nothing
-                    out[name] = key
-    found = False
-    if nested:
-        for node in g.node:
-            if not node.attribute:
-                continue
-            for sub in bodies(node):
-                _collect(sub, out)
+    found = untyped = False
+    stack = [g]
+    while stack:
+        g = stack.pop()
+        groups = (g.input, g.output, g.value_info) if io else (g.value_info,)
+        for k, values in enumerate(groups):
+            for vi in values:
+                name = vi.name
+                if name not in out:
+                    key = vi.type.SerializeToString()
+                    if key or vi.HasField("type"):  # an empty key: unset, or set to nothing
+                        out[name] = key
+                    elif io and k < 2:
+                        untyped = True
+        if nested:
+            inner = [sub for node in g.node if node.attribute for sub in bodies(node)]
+            if inner:
                 found = True
-    return found
+                stack.extend(reversed(inner))
+    return found, untyped
 
 
 def _inferred(
-    model: onnx.ModelProto, nested: bool, out: dict[str, bytes], data: bytes | None
+    model: onnx.ModelProto, nested: bool, out: dict[str, bytes], data: bytes | None, io: bool
 ) -> None:
     """Add the types found by ONNX shape inference to ``out`` (known ones stay).
 
@@ -149,7 +157,7 @@ def _inferred(
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
     except Exception:  # custom domains, invalid models: keep what value_info gave
         return
-    _collect(inferred.graph, out, nested)
+    _collect(inferred.graph, out, nested, io)
 
 
 def weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -76,10 +76,17 @@ def _type_proto(
     return tp
 
 
-def value_info(name: str, tensor: Tensor, tp: onnx.TypeProto | None = None) -> onnx.ValueInfoProto:
+def value_info(
+    name: str,
+    tensor: Tensor,
+    tp: onnx.TypeProto | None = None,
+    vi: onnx.ValueInfoProto | None = None,
+) -> onnx.ValueInfoProto:
     """A ValueInfoProto named ``name`` with the tensor's type (``tp`` when the caller has it;
-    none when it is unknown)."""
-    vi = onnx.ValueInfoProto()
+    none when it is unknown). ``vi``: the (empty) one to fill where it is to be, such as
+    ``graph.output.add()``, sparing a copy of a proto made apart."""
+    if vi is None:
+        vi = onnx.ValueInfoProto()
     vi.name = name
     tp = type_proto(tensor) if tp is None else tp
     if tp is not None:
