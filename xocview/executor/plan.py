@@ -23,6 +23,7 @@ from xocview.executor.registry import (
     lookup_fitting,
 )
 from xocview.model import Graph, Hierarchy, Node
+from xocview.model.schema import schema_attributes
 
 __all__ = [
     "CONTROL_FLOW",
@@ -197,6 +198,20 @@ def _check_keywords(kernel: Kernel, kwargs: dict[str, Any]) -> None:
             )
 
 
+def _node_kwargs(node: Node, domain: str) -> dict[str, Any]:
+    """The node's attributes for its kernel. The reader keeps the attributes of an op ONNX
+    has no schema for (onnxruntime's com.microsoft ops, its SimplifiedLayerNormalization) in
+    metadata, having nothing to check them against: they are its kernel's arguments all the
+    same."""
+    kwargs = kernel_kwargs(node)
+    foreign = domain not in SHARED_DOMAINS or schema_attributes(node.op_type) is None
+    extra = node.metadata.get("attributes") if foreign else None
+    if isinstance(extra, dict):
+        for name, value in extra.items():
+            kwargs.setdefault(name, value)
+    return kwargs
+
+
 def _step(
     graph: Graph, pos: int, node: Node, opsets: dict[str, int], bodies: _Bodies | None
 ) -> Step:
@@ -231,7 +246,7 @@ def _step(
             kernel = lookup(node.op_type, opset, domain)
         _check_arity(kernel, len(ins))
         _check_present(kernel, ins)
-        kwargs = kernel_kwargs(node)
+        kwargs = _node_kwargs(node, domain)
         if bodies is not None:
             for name, value in bodies.plan(pos).items():
                 kwargs[name] = value
