@@ -282,20 +282,23 @@ def prepare(
     sequence_lens: np.ndarray | None,
     reverse: list[bool],
     layout: int,
+    projected: np.ndarray | None = None,
 ) -> Recurrence:
     """Project every step of X through W for all directions in one matmul, then order the steps.
 
     ``input_bias`` (directions, gates*hidden) is added to the projection once, not per step.
+    ``projected`` (steps * batch, directions * gates*hidden) is X @ W^T made by the caller (a
+    quantized product); W then only gives the shapes.
     """
     dtype = compute_dtype(x.dtype)
     if layout == 1:
         x = x.transpose(1, 0, 2)
     steps, batch, width = x.shape
     d, gh = w.shape[0], w.shape[1]
-    w_all = w.astype(dtype, copy=False).reshape(d * gh, width)
-    proj = (x.astype(dtype, copy=False).reshape(steps * batch, width) @ w_all.T).reshape(
-        steps, batch, d, gh
-    )
+    if projected is None:
+        w_all = w.astype(dtype, copy=False).reshape(d * gh, width)
+        projected = x.astype(dtype, copy=False).reshape(steps * batch, width) @ w_all.T
+    proj = projected.reshape(steps, batch, d, gh)
     x_proj = np.empty((steps, d, batch, gh), dtype)
     for k in range(d):  # one pass per direction: add the bias, move to (steps, directions, ...)
         np.add(proj[:, :, k], input_bias[k].astype(dtype, copy=False), out=x_proj[:, k])
