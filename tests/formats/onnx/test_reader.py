@@ -153,7 +153,11 @@ def test_external_data_outside_the_folder_is_refused(tmp_path: Path, location: s
     assert location in info.value.problem
 
 
-def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+def test_a_file_link_out_of_the_folder_is_followed_a_folder_link_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The link is the user's (a Hugging Face cache's blobs); a folder link would let the
+    file's text pick any file beyond it (safe_paths)."""
     outside = tmp_path / "outside"
     inside = tmp_path / "model"
     outside.mkdir()
@@ -161,7 +165,13 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
     m.with_external_data(outside)
     (outside / "model.onnx").rename(inside / "model.onnx")
     os.symlink(outside / "weights.bin", inside / "weights.bin")
-    with pytest.raises(FormatError, match="leaves the model's folder"):
+    assert load(inside / "model.onnx").tensor("W").data is not None
+    model = onnx.load(str(inside / "model.onnx"), load_external_data=False)
+    entry = next(e for e in model.graph.initializer[0].external_data if e.key == "location")
+    entry.value = "up/weights.bin"
+    onnx.save(model, str(inside / "model.onnx"))
+    os.symlink(outside, inside / "up")
+    with pytest.raises(FormatError, match="leaves the model's folder through a linked folder"):
         load(inside / "model.onnx")
 
 

@@ -1,9 +1,10 @@
 """ONNX initializer values, read lazily: inline data on first use, external data memory-mapped.
 
 External-data locations are checked when the model opens (``safe_paths.path_inside``: relative,
-inside the model's folder after resolving symlinks) and read against that folder, never the
-current directory, so that a hostile model cannot make xocview read other files. That holds
-for the values and indices of sparse initializers too.
+an entry of the model's folder, which may be the user's own link, as in a Hugging Face cache)
+and read against that folder, never the current directory, so that a hostile model cannot make
+xocview read other files. That holds for the values and indices of sparse initializers, and for
+tensors in attributes (``attrs``), too.
 """
 
 from __future__ import annotations
