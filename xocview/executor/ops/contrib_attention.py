@@ -122,6 +122,31 @@ def _scale(scale: float | None, head_size: int) -> float:
     return scale if scale else 1.0 / float(np.sqrt(head_size))
 
 
+def _projected(
+    x: np.ndarray,
+    weights: np.ndarray,
+    bias: np.ndarray | None,
+    qkv_hidden_sizes: Sequence[int] | None,
+    heads: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Attention's Q, K, V (B, N, S, H): x @ weights + bias, split at qkv_hidden_sizes
+    (equal thirds by default) and into heads."""
+    op = "Attention"
+    sizes = list(qkv_hidden_sizes or [weights.shape[1] // 3] * 3)
+    if len(sizes) != 3 or sum(sizes) != weights.shape[1] or sizes[0] != sizes[1]:
+        raise ValueError(
+            f"{op}: qkv_hidden_sizes {sizes} do not split weights' {weights.shape[1]} columns "
+            "into Q, K (of equal size) and V"
+        )
+    qkv = np.matmul(x, weights)
+    if bias is not None:
+        qkv += bias
+    d = sizes[0]
+    q = split_heads(qkv[..., :d], heads, op, "Q")
+    k = split_heads(qkv[..., d : 2 * d], heads, op, "K")
+    return q, k, split_heads(qkv[..., 2 * d :], heads, op, "V")
+
+
 @kernel("Attention", domain=MS)
 def contrib_attention(
     x: np.ndarray,
@@ -150,19 +175,7 @@ def contrib_attention(
         raise ValueError(f"{op}: {what} is not supported (onnxruntime's CPU kernel has neither)")
     if x.ndim != 3 or weights.ndim != 2 or x.shape[2] != weights.shape[0]:
         raise ValueError(f"{op}: input {x.shape} and weights {weights.shape} disagree")
-    sizes = list(qkv_hidden_sizes or [weights.shape[1] // 3] * 3)
-    if len(sizes) != 3 or sum(sizes) != weights.shape[1] or sizes[0] != sizes[1]:
-        raise ValueError(
-            f"{op}: qkv_hidden_sizes {sizes} do not split weights' {weights.shape[1]} columns "
-            "into Q, K (of equal size) and V"
-        )
-    qkv = np.matmul(x, weights)
-    if bias is not None:
-        qkv += bias
-    dq, _, dv = sizes
-    q = split_heads(qkv[..., :dq], num_heads, op, "Q")
-    k = split_heads(qkv[..., dq : 2 * dq], num_heads, op, "K")
-    v = split_heads(qkv[..., 2 * dq :], num_heads, op, "V")
+    q, k, v = _projected(x, weights, bias, qkv_hidden_sizes, num_heads)
     p = 0
     if past is not None:
         if (
@@ -184,9 +197,7 @@ def contrib_attention(
     if num_outputs == 1:
         return out
     if k.shape[3] != v.shape[3]:
-        raise ValueError(
-            f"{op}: present needs K and V of one head size, got {h} and {dv // num_heads}"
-        )
+        raise ValueError(f"{op}: present needs K and V of one head size, got {h} and {v.shape[3]}")
     return out, np.stack((k, v))
 
 

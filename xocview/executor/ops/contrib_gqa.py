@@ -110,6 +110,43 @@ def _visible(starts: np.ndarray, s: int, t: int, window: int) -> np.ndarray:
     return seen
 
 
+def _heads(
+    query: np.ndarray,
+    key: np.ndarray | None,
+    value: np.ndarray | None,
+    num_heads: int,
+    kv_num_heads: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q (B, N, S, H), K and V (B, Nkv, S, H) from separate inputs or one packed query
+    (B, S, (N + 2 Nkv) * H)."""
+    op = "GroupQueryAttention"
+    if key is None and value is None:
+        h = query.shape[2] // (num_heads + 2 * kv_num_heads)
+        q_end, k_end = num_heads * h, (num_heads + kv_num_heads) * h
+        query, key, value = query[..., :q_end], query[..., q_end:k_end], query[..., k_end:]
+    if key is None or value is None:
+        raise ValueError(f"{op}: key and value go together, or both are packed in query")
+    q = split_heads(query, num_heads, op, "query")
+    return (
+        q,
+        split_heads(key, kv_num_heads, op, "key"),
+        split_heads(value, kv_num_heads, op, "value"),
+    )
+
+
+def _starts(seqlens_k: np.ndarray, b: int, s: int, total: int) -> np.ndarray:
+    """Where each entry's new tokens go in its cache: seqlens_k + 1 - S, or 0 on the first
+    prompt (S == total_sequence_length), whose entries may be right-padded."""
+    op = "GroupQueryAttention"
+    lengths = seqlens_k.astype(np.int64).reshape(-1) + 1
+    if lengths.shape != (b,):
+        raise ValueError(f"{op}: seqlens_k has shape {seqlens_k.shape}; expected ({b},)")
+    starts = np.zeros(b, np.int64) if s == total else lengths - s
+    if (starts < 0).any():
+        raise ValueError(f"{op}: seqlens_k + 1 must be at least the {s} new tokens")
+    return starts
+
+
 @kernel("GroupQueryAttention", domain=MS)
 def group_query_attention(
     query: np.ndarray,
@@ -168,24 +205,11 @@ def group_query_attention(
         raise ValueError(f"{op}: {', '.join(refused)} not supported")
     if seqlens_k is None or total_sequence_length is None:
         raise ValueError(f"{op} needs seqlens_k and total_sequence_length (inputs 5 and 6)")
-    if key is None and value is None:  # packed (B, S, (N + 2 Nkv) * H)
-        h = query.shape[2] // (num_heads + 2 * kv_num_heads)
-        q_end, k_end = num_heads * h, (num_heads + kv_num_heads) * h
-        query, key, value = query[..., :q_end], query[..., q_end:k_end], query[..., k_end:]
-    if key is None or value is None:
-        raise ValueError(f"{op}: key and value go together, or both are packed in query")
-    q = split_heads(query, num_heads, op, "query")
-    k = split_heads(key, kv_num_heads, op, "key")
-    v = split_heads(value, kv_num_heads, op, "value")
+    q, k, v = _heads(query, key, value, num_heads, kv_num_heads)
     b, _, s, h = q.shape
     total = int(np.asarray(total_sequence_length).reshape(-1)[0])
     cached = 0 if past_key is None else past_key.shape[2]
-    lengths = seqlens_k.astype(np.int64).reshape(-1) + 1
-    if lengths.shape != (b,):
-        raise ValueError(f"{op}: seqlens_k has shape {seqlens_k.shape}; expected ({b},)")
-    starts = np.zeros(b, np.int64) if s == total else lengths - s  # the first prompt: from 0
-    if (starts < 0).any():
-        raise ValueError(f"{op}: seqlens_k + 1 must be at least the {s} new tokens")
+    starts = _starts(seqlens_k, b, s, total)
     if do_rotary:
         if cos_cache is None or sin_cache is None:
             raise ValueError(f"{op}: do_rotary needs cos_cache and sin_cache")
