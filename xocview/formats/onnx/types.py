@@ -51,14 +51,24 @@ class TypeTable:
         self._described: dict[bytes, _Decoded] = {}
         found, untyped = _collect(model.graph, self.keys, True if nested is None else nested)
         nested = found if nested is None else nested
-        if infer and not self._complete(model.graph):
+        if infer and not self._complete(model.graph, nested):
             _inferred(model, nested, self.keys, data, untyped)
 
-    def _complete(self, g: onnx.GraphProto) -> bool:
-        if len(g.node) and not len(g.value_info):
-            return False  # exporters that store no value_info: no need to look further
+    def _complete(self, g: onnx.GraphProto, nested: bool) -> bool:
+        """Whether every value a node makes (in bodies too, when ``nested``) has a type:
+        then inference has nothing to add (known types stay). Stops at the first untyped
+        one, which for an exporter that stores no value_info is its first node."""
         known = self.keys
-        return all(not out or out in known for node in g.node for out in node.output)
+        stack = [g]
+        while stack:
+            g = stack.pop()
+            for node in g.node:
+                for out in node.output:
+                    if out and out not in known:
+                        return False
+                if nested and node.attribute:
+                    stack.extend(bodies(node))
+        return True
 
     def tensor(self, name: str, kind: str) -> Tensor:
         """The tensor ``name`` typed: dtype, shape (-1 for unknown dims) and metadata (dim
