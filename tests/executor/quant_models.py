@@ -213,3 +213,69 @@ class Calibration:
 
     def rewind(self) -> None:  # some quantizer versions ask for it
         pass
+
+
+BERT_BATCH, BERT_SEQ, BERT_VOCAB, BERT_HIDDEN = 2, 5, 30, 16
+
+
+def bert_block(seed: int = 3) -> onnx.ModelProto:
+    """onnxruntime's fused BERT ops in float (EmbedLayerNormalization, Attention) and a
+    MatMul head, as its transformer optimizer leaves a BERT; quantize_dynamic turns them into
+    QEmbedLayerNormalization and QAttention."""
+    rng = np.random.default_rng(seed)
+    h = BERT_HIDDEN
+    nodes = [
+        helper.make_node(
+            "EmbedLayerNormalization",
+            ["ids", "segments", "word", "position", "segment", "gamma", "beta", "mask"],
+            ["emb", "mask_index"],
+            domain=MS,
+            epsilon=1e-5,
+        ),
+        helper.make_node(
+            "Attention", ["emb", "qkv", "qkv_bias", "mask_index"], ["att"], domain=MS, num_heads=2
+        ),
+        helper.make_node("MatMul", ["att", "head"], ["y"]),
+    ]
+    inits = _weights(
+        rng,
+        {
+            "word": (BERT_VOCAB, h),
+            "position": (BERT_SEQ, h),
+            "segment": (2, h),
+            "qkv": (h, 3 * h),
+            "qkv_bias": (3 * h,),
+            "head": (h, 4),
+        },
+    )
+    inits += [
+        numpy_helper.from_array((1 + 0.1 * rng.standard_normal(h)).astype(np.float32), "gamma"),
+        numpy_helper.from_array((0.1 * rng.standard_normal(h)).astype(np.float32), "beta"),
+    ]
+    ints = [
+        helper.make_tensor_value_info(n, TensorProto.INT32, [BERT_BATCH, BERT_SEQ])
+        for n in ("ids", "segments", "mask")
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "bert",
+        ints,
+        [helper.make_tensor_value_info("y", F, [BERT_BATCH, BERT_SEQ, 4])],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 9
+    return model
+
+
+def bert_feeds(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shape = (BERT_BATCH, BERT_SEQ)
+    mask = np.ones(shape, np.int32)
+    mask[0, 3:] = 0
+    return {
+        "ids": rng.integers(0, BERT_VOCAB, shape).astype(np.int32),
+        "segments": rng.integers(0, 2, shape).astype(np.int32),
+        "mask": mask,
+    }
