@@ -6,6 +6,7 @@ while the good files open in tabs; nothing waits for the user to click OK.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication, QTextOption
 from PySide6.QtWidgets import (
     QDialog,
@@ -59,6 +60,19 @@ class OpenFailures(QDialog):
         if not self.isVisible():
             self.show()  # show(), not open() or exec(): the window stays usable
             self.raise_()
+        self.show_start()
+        # again once the text is laid out at the dialog's width (lines wrap differently)
+        QTimer.singleShot(0, self.show_start)
+
+    def show_start(self) -> None:
+        """Scroll so that the newest message's first line, which names its file, is the top
+        line: appending scrolls to the end, and a message longer than the box then showed
+        only its middle ("xternal data ...", wrapped anywhere)."""
+        block = self.text.document().lastBlock()
+        while block.isValid() and not block.text() and block.previous().isValid():
+            block = block.previous()
+        self.text.verticalScrollBar().setValue(block.firstLineNumber())
+        self.text.horizontalScrollBar().setValue(0)
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText("\n".join(self.messages))
