@@ -49,26 +49,21 @@ class TypeTable:
         calls past any budget, in C++ code that cannot be stopped)."""
         self.keys: dict[str, bytes] = {}
         self._described: dict[bytes, _Decoded] = {}
-        found, untyped = _collect(model.graph, self.keys, True if nested is None else nested)
+        made: list[str] = []  # what nodes make, gathered by a nested walk on its way
+        walk = True if nested is None else nested
+        found, untyped = _collect(model.graph, self.keys, walk, made=made if walk else None)
         nested = found if nested is None else nested
-        if infer and not self._complete(model.graph, nested):
-            _inferred(model, nested, self.keys, data, untyped)
-
-    def _complete(self, g: onnx.GraphProto, nested: bool) -> bool:
-        """Whether every value a node makes (in bodies too, when ``nested``) has a type:
-        then inference has nothing to add (known types stay). Stops at the first untyped
-        one, which for an exporter that stores no value_info is its first node."""
         known = self.keys
-        stack = [g]
-        while stack:
-            g = stack.pop()
-            for node in g.node:
-                for out in node.output:
-                    if out and out not in known:
-                        return False
-                if nested and node.attribute:
-                    stack.extend(bodies(node))
-        return True
+        # Inference runs only when some value a node makes has no type: known types stay, so
+        # it would add nothing else. A flat graph is looked at until its first untyped value,
+        # for an exporter that stores no value_info its first node.
+        complete = (
+            all(not out or out in known for out in made)
+            if walk
+            else all(not out or out in known for node in model.graph.node for out in node.output)
+        )
+        if infer and not complete:
+            _inferred(model, nested, self.keys, data, untyped)
 
     def tensor(self, name: str, kind: str) -> Tensor:
         """The tensor ``name`` typed: dtype, shape (-1 for unknown dims) and metadata (dim
@@ -117,12 +112,17 @@ def dtype_name(code: int) -> str:
 
 
 def _collect(
-    g: onnx.GraphProto, out: dict[str, bytes], nested: bool = True, io: bool = True
+    g: onnx.GraphProto,
+    out: dict[str, bytes],
+    nested: bool = True,
+    io: bool = True,
+    made: list[str] | None = None,
 ) -> tuple[bool, bool]:
     """Add the typed values of ``g`` (and of its subgraphs when ``nested``) not yet in ``out``,
     the graph before its bodies, bodies in node order (the first of a name wins). ``io``:
     False reads value_info alone (a second pass, when the first found every input and
-    output typed: inference adds no graph inputs or outputs).
+    output typed: inference adds no graph inputs or outputs). ``made``: when ``nested``, gets
+    the names every node outputs.
 
     Returns whether ``g`` has subgraphs, so that a second pass can skip looking for them, and
     whether some graph input or output had no type.
@@ -142,7 +142,14 @@ def _collect(
                     elif io and k < 2:
                         untyped = True
         if nested:
-            inner = [sub for node in g.node if node.attribute for sub in bodies(node)]
+            if made is None:
+                inner = [sub for node in g.node if node.attribute for sub in bodies(node)]
+            else:
+                inner = []
+                for node in g.node:
+                    made.extend(node.output)
+                    if node.attribute:
+                        inner.extend(bodies(node))
             if inner:
                 found = True
                 stack.extend(reversed(inner))
