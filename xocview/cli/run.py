@@ -18,6 +18,7 @@ from xocview.cli.terminal import SafeStream, cell, say, shorten_ids
 from xocview.errors import RunError, XocviewError, terminal_safe
 from xocview.executor import Iteration, RunResult, run
 from xocview.executor.budget import parse_size
+from xocview.executor.maps import describe_maps, preview_maps
 from xocview.executor.onnxruntime_engine import (
     OPTIMIZATIONS,
     missing_onnxruntime,
@@ -286,6 +287,12 @@ def _mb(n: int) -> str:
 def _print_outputs(result: RunResult) -> None:
     say("outputs:")
     for name, value in result.outputs.items():
+        maps = describe_maps(value)
+        if maps is not None:  # ZipMap's class scores: the first few maps as they read
+            say(f"  {cell(name):<24} {maps}")
+            for line in preview_maps(value):
+                say(f"    {cell(line, 200)}")
+            continue
         if isinstance(value, list):  # a sequence
             say(f"  {cell(name):<24} sequence of {len(value)}")
             continue

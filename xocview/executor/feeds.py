@@ -18,6 +18,7 @@ import numpy as np
 
 from xocview.errors import RunError, XocviewError
 from xocview.executor.failures import kernel_problem
+from xocview.executor.maps import map_items
 from xocview.executor.optional import EMPTY
 from xocview.model import Tensor
 from xocview.model.dtypes import numpy_type
@@ -100,7 +101,8 @@ def random_value(
 
 def read_feed(tensor: Tensor, value: Any) -> Any:
     """A user's value for an input: an array, a number or list, or the path of a ``.npy`` file;
-    for a sequence input a list of arrays, for an optional one None (empty) or its value.
+    for a sequence input a list of arrays (or of maps), for an optional one None (empty) or
+    its value, for a map input a dict (executor/maps.py).
 
     A tensor takes its declared dtype; a rank that differs from the declared one is refused with
     both shapes named.
@@ -114,6 +116,8 @@ def read_feed(tensor: Tensor, value: Any) -> Any:
         return np.asarray(value)
     if kind == "sequence":
         return _read_sequence(tensor, value)
+    if kind == "map":
+        return _read_map(tensor, value)
     if isinstance(value, (str, Path)):
         path = Path(value)
         if path.exists() and not path.is_file():  # a FIFO or a device would block or not end
@@ -150,18 +154,25 @@ def read_feed(tensor: Tensor, value: Any) -> Any:
     return array
 
 
-def _read_sequence(tensor: Tensor, value: Any) -> list[np.ndarray]:
+def _read_sequence(tensor: Tensor, value: Any) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise RunError(
             f"input {tensor.id!r} is a sequence; expected a list of arrays, got "
             f"{type(value).__name__}"
         )
     try:
-        return [np.asarray(v) for v in value]
+        return [_read_map(tensor, v) if isinstance(v, dict) else np.asarray(v) for v in value]
     except (TypeError, ValueError) as e:
         raise RunError(
             f"input {tensor.id!r}: an element of the sequence is not an array ({e})"
         ) from e
+
+
+def _read_map(tensor: Tensor, value: Any) -> dict[int | str, Any]:
+    try:
+        return map_items(value, f"input {tensor.id!r}")
+    except ValueError as e:
+        raise RunError(str(e)) from None
 
 
 def stored_value(tensor: Tensor) -> np.ndarray:

@@ -369,6 +369,8 @@ def _describe(value: Any) -> str:
         return f"{dtype}[{','.join(map(str, value.shape))}]"
     if isinstance(value, list):
         return f"sequence of {len(value)}"
+    if isinstance(value, dict):
+        return f"map of {len(value)}"
     if isinstance(value, Empty):
         return "empty optional"
     return type(value).__name__

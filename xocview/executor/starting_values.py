@@ -143,6 +143,14 @@ class StartingValues:
                 if shape_known(tensor)
                 else infer_weight_shape(self.graph, node, k, args, step.kwargs)
             )
+            kind = tensor.metadata.get("type")
+            if shape is None and kind in ("map", "sequence"):  # DictVectorizer's, CastMap's
+                raise self.error(
+                    step,
+                    args,
+                    f"{tensor.kind} {tensor.id!r} is a {kind}; random values are made for "
+                    "tensors only: give its value (a dict for a map) in the run's feeds",
+                )
             if shape is None:
                 raise self.error(
                     step,

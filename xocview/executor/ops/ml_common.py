@@ -2,7 +2,8 @@
 kernel lacking the attributes added since.
 
 The kernels themselves are in ml_encoders (LabelEncoder, OneHotEncoder and the small feature
-ops), ml_tree_ensemble (TreeEnsemble), ml_tree_regressor and ml_tree_classifier. Versions are
+ops), ml_tree_ensemble (TreeEnsemble), ml_tree_regressor, ml_tree_classifier, ml_linear
+(Linear*), ml_svm (SVM*) and ml_maps (ZipMap and the map ops). Versions are
 ai.onnx.ml's own. Where the spec leaves a result open the kernels do what onnxruntime does,
 since that is what exported models are checked against; where onnxruntime departs from the
 spec they follow the spec (each module says where).
