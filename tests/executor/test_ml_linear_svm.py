@@ -195,6 +195,11 @@ def test_svm_regressor_takes_probit_as_linear_regressor_does() -> None:
         ("LinearClassifier", {"coefficients": [1.0, 2.0]}, "do not fit inputs of 3 features"),
         (
             "LinearClassifier",
+            {"coefficients": [1.0] * 5, "intercepts": [0, 0], "classlabels_ints": [1, 2]},
+            "5 coefficients and 2 intercepts do not fit inputs of 3 features",
+        ),
+        (
+            "LinearClassifier",
             {"coefficients": _floats(2, 3), "intercepts": [0, 0], "classlabels_ints": [1]},
             "1 class labels for 2 classes",
         ),

@@ -83,6 +83,20 @@ def test_sklearn_model_runs_and_matches_onnxruntime(model: str) -> None:
             _same(f"{model}: {name}", got[name], value)
 
 
+def test_onnxruntimes_own_logreg_iris_runs_as_there() -> None:
+    """It declares 2 features for weights of 4; onnxruntime reads the first 6 coefficients."""
+    from onnxruntime.datasets import get_example
+
+    path = get_example("logreg_iris.onnx")
+    x = np.array([[5.1, 3.5], [6.2, 2.9], [7.7, 3.0]], dtype=np.float32)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    want = dict(zip(names, session.run(None, {"float_input": x}), strict=True))
+    got = run(registry.load(path), {"float_input": x}).outputs
+    for name, value in want.items():
+        _same(name, got[name], value)
+
+
 def test_manifest_covers_every_file() -> None:
     files = {p.name for p in DATA.glob("*.onnx")}
     assert files == {spec["file"] for spec in MANIFEST.values()}

@@ -80,16 +80,19 @@ def _weights(
     op: str, coefficients: list[float] | None, biases: list[float] | None, features: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Coefficients as [targets, features] (float32 values, float64 to compute) and the
-    biases, zeros when not given."""
+    biases, zeros when not given. With biases, coefficients beyond targets x features are
+    left unread, as onnxruntime's GEMM leaves them (its own logreg_iris.onnx declares 2
+    features for weights of 4)."""
     coef = np.asarray(coefficients if coefficients is not None else [], dtype=np.float32)
     bias = np.asarray(biases if biases else [], dtype=np.float32)
     targets = bias.size if bias.size else coef.size // max(features, 1)
-    if coef.size == 0 or coef.size != targets * features:
+    need = targets * features
+    if coef.size == 0 or coef.size < need or (not bias.size and coef.size != need):
         given = f"{coef.size} coefficients" + (f" and {bias.size} intercepts" if bias.size else "")
         raise ValueError(f"{op}: {given} do not fit inputs of {features} features per row")
     if not bias.size:
         bias = np.zeros(targets, dtype=np.float32)
-    return coef.reshape(targets, features).astype(np.float64), bias.astype(np.float64)
+    return coef[:need].reshape(targets, features).astype(np.float64), bias.astype(np.float64)
 
 
 @kernel("LinearClassifier", since=1)
