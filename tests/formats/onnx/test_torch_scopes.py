@@ -1,17 +1,20 @@
 """Dynamo exports name nodes flatly (``node_linear_3``) and record the module path in
-metadata_props: the loader groups them by that path, as it groups ``/a/b/Op`` names."""
+metadata_props: the loader groups them by that path, as it groups ``/a/b/Op`` names. Nodes
+that rewrites leave unnamed (splits, onnxruntime's fusions) join the scope of what they
+replaced."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import onnx
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as oh
 
 from xocview.formats import load
 from xocview.formats.onnx.meta import torch_scopes
-from xocview.model import Hierarchy
+from xocview.model import Graph, Hierarchy
 
 
 def _node(op: str, ins: list[str], outs: list[str], name: str, scopes: list[str]) -> onnx.NodeProto:
@@ -95,3 +98,34 @@ def test_a_node_the_exporter_left_unscoped_joins_the_scope_around_it(tmp_path: P
     parent = h.parent[by_name["node_Split_9"]]
     assert parent >= 0 and g.nodes[parent].metadata.get("name") == "attn"
     assert h.parent[by_name["node_abs"]] == -1
+
+
+_CONTRIB = Path(__file__).resolve().parents[2] / "data" / "contrib"
+
+
+def _ancestry(g: Graph, h: Hierarchy, i: int) -> list[str]:
+    return [str(g.nodes[a].metadata.get("name", g.nodes[a].id)) for a in h.ancestors(i)]
+
+
+@pytest.mark.parametrize(
+    ("name", "fused", "inside"),
+    [
+        # onnxruntime's optimizer keeps the output name of the last node a fusion replaced
+        ("bert_optimized.onnx", "Attention_1", "layer.1"),
+        ("bert_optimized.onnx", "SkipLayerNorm_AddBias_0", "layer.0"),
+        ("bert_optimized.onnx", "Gelu_AddBias_1", "intermediate"),
+        # its gpt2 fusions rename the values: the module path of the matrix read tells
+        ("gpt2_optimized.onnx", "FullyConnect_MatMul_3", "h.1"),
+        ("gpt2_optimized.onnx", "FastGelu_AddBias_0", "mlp"),
+        ("gpt2_optimized.onnx", "FullyConnect_Add_3", "h.1"),  # its bias is h.0's (shared)
+    ],
+)
+def test_fused_nodes_are_drawn_inside_the_layer_they_replaced(
+    name: str, fused: str, inside: str
+) -> None:
+    g = load(_CONTRIB / name)
+    h = Hierarchy(g)
+    by_name = {str(n.metadata.get("name")): i for i, n in enumerate(g.nodes)}
+    assert inside in _ancestry(g, h, by_name[fused])
+    tops = [g.nodes[i].op_type for i in range(len(g.nodes)) if h.parent[i] < 0]
+    assert tops.count("Attention") == 0 and tops.count("FastGelu") == 0
