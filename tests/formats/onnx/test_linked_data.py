@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tests.formats.onnx.running import outputs
 from xocview.errors import FormatError
 from xocview.executor import run
-from xocview.formats.registry import load, save
+from xocview.formats.registry import check, load, save
 from xocview.formats.safe_paths import path_inside
 
 REV = "0123456789abcdef0123456789abcdef01234567"
@@ -158,3 +158,24 @@ def test_dotdot_is_text_never_a_walk_through_a_link(tmp_path: Path) -> None:
     ):
         with pytest.raises(FormatError, match=why):
             path_inside(bad, folder, "f", "p")
+
+
+def test_check_warns_of_linked_data_and_still_checks_the_rest(tmp_path: Path) -> None:
+    """onnx's checker refuses data behind a link and stops there; check says so as a warning
+    and checks the rest with the linked weights declared instead of read."""
+    w = _weight()
+    path, _ = hf_cache(tmp_path / "good", w)
+    _, found = check(path)
+    assert [f.severity for f in found] == ["warning"]
+    assert "symbolic link" in found[0].message
+    # The same layout with a fault further on (X has 10 columns, W 64 rows): still found.
+    bad = _model("model.onnx.data", w)
+    bad.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 10
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "blob").write_bytes(w.tobytes())
+    os.symlink("blob", folder / "model.onnx.data")
+    onnx.save(bad, str(folder / "model.onnx"))
+    _, found = check(folder / "model.onnx")
+    errors = [f.message for f in found if f.severity == "error"]
+    assert errors and any("MatMul" in m or "dimension" in m.lower() for m in errors), found

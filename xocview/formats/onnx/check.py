@@ -23,6 +23,7 @@ from xocview.errors import FormatError, shorten
 from xocview.formats.onnx.data import data_problem
 from xocview.formats.onnx.expansion import Plan, plan
 from xocview.formats.onnx.text import text
+from xocview.formats.onnx.types import weightless_copy
 from xocview.formats.onnx.weights import (
     external_info,
     external_numbers,
@@ -44,6 +45,8 @@ _MAX_PROTO = 2**31 - 1
 # What onnx's checker and inference raise; ValueError includes UnicodeDecodeError, which
 # pybind11 raises for a message quoting a name that is not UTF-8.
 _CHECKER_ERRORS = (C.ValidationError, InferenceError, RuntimeError, ValueError, TypeError)
+# onnx's checker on external data that is a symlink ("..., but it is a symbolic link.")
+_LINKED_DATA = "but it is a symbolic link"
 _INFERENCE_NODE = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\)")
 
 
@@ -84,6 +87,7 @@ class _Walk:
         # onnx's own check_model passed first: each node, value and initializer passes its
         # checks too, so the walk keeps to the faults only it finds (names, data, places).
         self.clean = False
+        self.linked_data = False  # the checker's refusal of linked external data was noted
         self.source = source
         self.top = top
         self.out: list[Finding] = []
@@ -339,8 +343,8 @@ class _Walk:
         """Whether check_model (without inference) passes: one C++ pass, where asking it
         about each node, value and initializer in turn costs a copy of each (8 s for 131k
         nodes in If bodies). When it fails, the walk asks about each to find every fault."""
-        try:  # from the path, so that external data is looked for beside the model
-            onnx.checker.check_model(str(self.source.path), full_check=False)
+        try:
+            self.check_model(full=False)
         except _CHECKER_ERRORS:
             return False
         return True
@@ -352,10 +356,35 @@ class _Walk:
         full = self.expansion.infer and not self.inferred
         if self.clean and not full:
             return  # it ran first, and passed
-        try:  # from the path, so that external data is looked for beside the model
-            onnx.checker.check_model(str(self.source.path), full_check=full)
+        try:
+            self.check_model(full)
         except _CHECKER_ERRORS as e:
             self.error("model", _first_line(e))
+
+    def check_model(self, full: bool) -> None:
+        """onnx's check_model from the path, so that external data is looked for beside the
+        model. onnx refuses data reached through a symbolic link, which is how a Hugging Face
+        cache keeps its files (the reader follows a link in the model's folder, as onnxruntime
+        does): that is a warning, and the rest is checked with the external weights declared
+        as typed inputs instead of read."""
+        try:
+            onnx.checker.check_model(str(self.source.path), full_check=full)
+        except C.ValidationError as e:
+            if _LINKED_DATA not in str(e):
+                raise
+            if not self.linked_data:
+                self.linked_data = True
+                self.out.append(
+                    Finding(
+                        "warning",
+                        "model",
+                        "external data is reached through a symbolic link, which onnx's "
+                        "checker refuses (onnxruntime and xocview read it)",
+                    )
+                )
+            probe = weightless_copy(self.model)
+            probe.graph.name = self.model.graph.name
+            onnx.checker.check_model(probe, full_check=full)
 
 
 def _defined(name: str, chain: tuple[set[str], ...]) -> bool:
