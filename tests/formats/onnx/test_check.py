@@ -233,3 +233,35 @@ def test_versions_past_32_bits_are_findings_not_crashes(tmp_path: Path) -> None:
     found = _errors(m.save(model, tmp_path / "v.onnx"))
     places = [f.place for f in found]
     assert "opset_import[0]" in places and "ir_version" in places
+
+
+_DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+@pytest.mark.parametrize("folder", ["ml", "contrib", "quant"])
+def test_files_real_tools_wrote_get_errors_exactly_when_onnx_refuses_them(folder: str) -> None:
+    """skl2onnx, onnxruntime's optimizer and quantizer output: check's errors agree with
+    check_model(full_check=True) (skl2onnx imports the default domain twice, at one
+    version: onnx accepts it, check warns)."""
+    files = sorted((_DATA / folder).glob("*.onnx"))
+    assert files
+    for path in files:
+        try:
+            onnx.checker.check_model(str(path), full_check=True)
+            refused = False
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError):
+            refused = True
+        _, found = registry.check(path)
+        errors = [f for f in found if f.severity == "error"]
+        assert bool(errors) == refused, (path.name, errors)
+
+
+def test_one_domain_at_two_versions_is_an_error(tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [_vi("x")], [_vi("y")])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("", 18)]
+    )
+    path = tmp_path / "twice.onnx"
+    onnx.save(model, path)
+    _, found = registry.check(path)
+    assert any(f.severity == "error" and "versions 17 and 18" in f.message for f in found)

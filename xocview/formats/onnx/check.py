@@ -124,12 +124,24 @@ class _Walk:
                 f"ir_version {m.ir_version} is newer than this ONNX ({onnx.IR_VERSION}); "
                 f"expected at most {onnx.IR_VERSION}",
             )
-        seen: set[str] = set()
+        seen: dict[str, int] = {}
         for k, op in enumerate(m.opset_import):
             domain = op.domain or "ai.onnx"
-            if domain in seen:
-                self.error(f"opset_import[{k}]", f"domain '{domain}' is imported twice")
-            seen.add(domain)
+            if domain in seen and seen[domain] != op.version:
+                self.error(
+                    f"opset_import[{k}]",
+                    f"domain '{domain}' is imported twice, at versions {seen[domain]} and "
+                    f"{op.version}; expected one version per domain",
+                )
+            elif domain in seen:  # skl2onnx writes so; onnx's checker and onnxruntime accept it
+                self.out.append(
+                    Finding(
+                        "warning",
+                        f"opset_import[{k}]",
+                        f"domain '{domain}' is imported twice (both version {op.version})",
+                    )
+                )
+            seen.setdefault(domain, op.version)
             if not 1 <= op.version <= _INT32_MAX:
                 self.error(
                     f"opset_import[{k}]",
