@@ -16,11 +16,10 @@ import numpy as np
 from xocview.executor.ops.contrib_qlinear import MS
 from xocview.executor.ops.quantize import EIGHT_BIT, check_dtype, dynamic_quantize_linear
 from xocview.executor.ops.recurrent_common import (
-    Gate,
-    Recurrence,
     activation_slots,
     check_shapes,
     clipper,
+    lstm_steps,
     prepare,
     reverse_flags,
     split_bias,
@@ -57,35 +56,6 @@ class _Weights:
         q, a_scale, a_zero = dynamic_quantize_linear(np.ascontiguousarray(a, dtype=F32))
         acc = (q.astype(np.float64) - float(a_zero)) @ self.w[d]
         return acc.astype(F32) * (a_scale * self.scale[d])
-
-
-def _steps(
-    seq: Recurrence,
-    r: _Weights,
-    h: np.ndarray,
-    c: np.ndarray,
-    peep: np.ndarray | None,
-    gates: list[Gate],
-    clip: Gate,
-    input_forget: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The LSTM's time loop (as recurrent_common.lstm_steps) with h @ R quantized per direction."""
-    f, g, h_act = gates
-    y = np.zeros((seq.x_proj.shape[0], *h.shape), h.dtype)
-    for t in range(seq.steps):
-        z = seq.x_proj[t] + np.stack([r.times(h[d], d) for d in range(h.shape[0])])
-        i, o, fg, cell = np.split(z, 4, axis=-1)
-        if peep is not None:
-            i, fg = i + peep[0] * c, fg + peep[2] * c
-        i = f(clip(i))
-        fg = 1 - i if input_forget else f(clip(fg))
-        c_new = fg * c + i * g(clip(cell))
-        if peep is not None:
-            o = o + peep[1] * c_new
-        h_new = f(clip(o)) * h_act(clip(c_new))
-        y[t] = seq.emit(t, h_new)
-        h, c = seq.keep(t, h_new, h), seq.keep(t, c_new, c)
-    return y, h, c
 
 
 @kernel("DynamicQuantizeLSTM", domain=MS)
@@ -135,6 +105,10 @@ def dynamic_quantize_lstm(
     if P is not None:
         peep = P.astype(F32).reshape(d, 3, 1, hidden).transpose(1, 0, 2, 3)
     h0, c0 = seq.initial(initial_h, hidden), seq.initial(initial_c, hidden)
-    y, h, c = _steps(seq, r, h0, c0, peep, gates, clipper(clip), input_forget)
+
+    def recur(h: np.ndarray) -> np.ndarray:  # h @ R with h quantized, per direction
+        return np.stack([r.times(h[k], k) for k in range(h.shape[0])])
+
+    y, h, c = lstm_steps(seq, h0, c0, peep, gates, clipper(clip), input_forget, recur)
     outs = seq.outputs(y, [h, c])
     return outs[: max(1, min(num_outputs, 3))]

@@ -324,18 +324,21 @@ def lstm_steps(
     gates: list[Gate],
     clip: Gate,
     input_forget: int,
+    recur: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LSTM's Y, final H and final C; per step only h @ R^T, as X @ W^T is in ``seq`` already.
+    ``recur``: that product computed otherwise (DynamicQuantizeLSTM quantizes h per step).
 
     Gate order in W, R and B is i, o, f, c; in P it is i, o, f.
     """
     f, g, h_act = gates
     y = np.zeros((seq.x_proj.shape[0], *h.shape), h.dtype)
     plain = peep is None and not input_forget and clip is _unclipped and seq.masks is None
-    if plain and f == _SIGMOID and g == _TANH and h_act == _TANH:
+    if recur is None and plain and f == _SIGMOID and g == _TANH and h_act == _TANH:
         return _plain_lstm_steps(seq, h, c, y)
     for t in range(seq.steps):
-        i, o, fg, cell = np.split(seq.x_proj[t] + h @ seq.r_t, 4, axis=-1)
+        rh = h @ seq.r_t if recur is None else recur(h)
+        i, o, fg, cell = np.split(seq.x_proj[t] + rh, 4, axis=-1)
         if peep is not None:
             i, fg = i + peep[0] * c, fg + peep[2] * c
         i = f(clip(i))
