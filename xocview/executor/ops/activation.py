@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from xocview.executor.ops.blockwise import (
+    blockwise,
+    gelu_block,
+    gelu_tanh_block,
+    hard_swish_block,
+    sigmoid_block,
+)
 from xocview.executor.ops.row_sums import row_sums
-from xocview.executor.ops.unary import erf_float32, erf_float64
+from xocview.executor.ops.unary import erf_float64
 from xocview.executor.registry import kernel
 
 # Python float constants below keep the input's float dtype: under NEP 50 they are "weak".
@@ -63,11 +71,18 @@ def prelu(x: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
 @kernel("Sigmoid", since=1)
 def sigmoid(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.ndarray:
-    """Through exp(-|x|), which cannot overflow."""
-    e = np.asarray(np.exp(-np.abs(x)))
-    r = np.asarray(np.add(e, 1))
-    np.reciprocal(r, out=r)
-    return np.where(x < 0, e * r, r)
+    """1 / (1 + exp(-x)) in place over cache-sized blocks; an overflowing exp gives 0, never
+    NaN. Half precision is computed in float32."""
+    return _float32_blocks(sigmoid_block, x, 0)
+
+
+def _float32_blocks(body: Callable[..., None], x: np.ndarray, scratch: int) -> np.ndarray:
+    """``body`` by blocks in float32 for float32 and float16 inputs (rounded back to float16),
+    in float64 for the rest."""
+    if x.dtype in (np.float32, np.float16):
+        y = blockwise(body, x.astype(np.float32, copy=False), scratch)
+        return y.astype(x.dtype, copy=False)
+    return blockwise(body, np.asarray(x, dtype=np.float64), scratch).astype(x.dtype, copy=False)
 
 
 @kernel("Tanh", since=1)
@@ -80,20 +95,11 @@ def gelu(x: np.ndarray, *, approximate: str = "none") -> np.ndarray:
     """Exact: x * Phi(x) through erf (float32 for float32 and half inputs, else float64).
     ``tanh``: the usual approximation."""
     if approximate == "tanh":
-        inner = np.asarray(x * (1 + 0.044715 * x * x))
-        inner *= math.sqrt(2 / math.pi)
-        np.tanh(inner, out=inner)
-        inner += 1
-        return np.asarray(0.5 * x * inner)
+        return _float32_blocks(gelu_tanh_block, x, 1)
     if approximate != "none":
         raise ValueError(f"Gelu: approximate {approximate!r}; expected 'none' or 'tanh'")
     if x.dtype in (np.float32, np.float16):
-        base = x.astype(np.float32, copy=False)
-        phi = erf_float32(base * np.float32(math.sqrt(0.5)))
-        phi += 1
-        phi *= base
-        phi *= np.float32(0.5)
-        return phi.astype(x.dtype, copy=False)
+        return _float32_blocks(gelu_block, x, 3)
     wide = x.astype(np.float64)
     phi = erf_float64(wide * math.sqrt(0.5))
     phi += 1
@@ -117,6 +123,8 @@ def hard_sigmoid(
 @kernel("HardSwish", since=14)
 def hard_swish(x: np.ndarray) -> np.ndarray:
     """x * HardSigmoid(x) with alpha 1/6, beta 0.5."""
+    if x.dtype == np.float32:
+        return blockwise(hard_swish_block, x, 1)
     return np.asarray(x * hard_sigmoid(x, alpha=1 / 6))
 
 
