@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from xocview.executor.activation_fusion import fuse_activations
 from xocview.executor.attributes import kernel_kwargs
 from xocview.executor.bodies import FRESH_OPS, Body, BodyIndex, order_with_captures
 from xocview.executor.fusion import fuse_chains
@@ -369,6 +370,7 @@ def make_plan(graph: Graph, fold_constants: bool = True, fuse: bool = True) -> P
         folded, steps = _split_constant_steps(steps, constant)
     outputs = _run_outputs(graph, steps + folded, produced)
     if fuse:
+        steps = fuse_activations(steps, graph, constant, outputs)
         steps = fuse_chains(steps, graph, constant, outputs)
     _add_frees(steps, outputs)
     # Inputs and weights that the run reads or returns; what nothing reads is never made.
