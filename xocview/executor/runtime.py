@@ -140,11 +140,17 @@ class _Session(FirstPassChecks, StartingValues):
 
     def fold(self) -> None:
         """Compute the constant steps once; their outputs stay like weights."""
+        values = self.values
         for step in self.plan.folded:
             self.call(step)
             self.result.folded.append(step.node_id)
             for _, t in step.outputs:
-                self.result.weight_bytes += int(getattr(self.values[t], "nbytes", 0))
+                v = values[t]
+                if isinstance(v, np.ndarray) and not v.flags.c_contiguous:
+                    # a Transpose of a weight is a strided view: every pass would read it
+                    # across the grain (a tied LM head's MatMul ran several times slower)
+                    values[t] = v = np.array(v, order="C")
+                self.result.weight_bytes += int(getattr(v, "nbytes", 0))
         # the bodies of folded nodes ran once too
         self.result.folded.extend(self.timings.body_pass)
         self.timings.body_pass = {}
