@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from xocview.cli.exit_codes import EXIT_OK
+from xocview.cli.outputs import save_with_notes
 from xocview.cli.terminal import say
 from xocview.errors import XocviewError
 from xocview.formats import registry
@@ -47,6 +48,6 @@ def cmd_import_times(ns: argparse.Namespace) -> int:
     if not result.values:
         raise XocviewError(result.nothing_matched(ns.profile, ns.model))
     edits.import_values(graph, result.key, result.values, result.description)
-    registry.save(graph, ns.output)
+    save_with_notes(graph, ns.output)
     say(f"wrote {ns.output}")
     return EXIT_OK

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from xocview.cli.arguments import parse_dim, parse_dims
+from xocview.cli.outputs import save_with_notes
 from xocview.cli.terminal import SafeStream, cell, say, shorten_ids
 from xocview.errors import RunError, XocviewError, terminal_safe
 from xocview.executor import Iteration, RunResult, run
@@ -276,7 +277,7 @@ def _write(ns: argparse.Namespace, graph: Graph, result: RunResult) -> None:
         key = TIME_KEYS[ns.engine]
         times = times_as_metadata(result.node_times)
         edits.record_run(graph, key, times, result.shapes, "run")
-        registry.save(graph, Path(ns.save))
+        save_with_notes(graph, Path(ns.save))
         say(f"wrote {ns.save} (with {key} of {len(result.node_times)} nodes)")
 
 
