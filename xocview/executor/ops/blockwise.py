@@ -61,8 +61,8 @@ _ERF_Q = [
 _HALF = np.float32(0.5)
 _ONE = np.float32(1.0)
 _SQRT_HALF = np.float32(math.sqrt(0.5))
-_TANH_A = np.float32(math.sqrt(2 / math.pi))
-_TANH_B = np.float32(0.044715 * math.sqrt(2 / math.pi))
+_TANH_A2 = np.float32(-2 * math.sqrt(2 / math.pi))  # -2 v = x (A2 + B2 x^2)
+_TANH_B2 = np.float32(-2 * 0.044715 * math.sqrt(2 / math.pi))
 
 
 def blockwise(body: Body, x: np.ndarray, scratch: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -145,15 +145,18 @@ def gelu_block(
 
 
 def gelu_tanh_block(x: np.ndarray, out: np.ndarray, u: np.ndarray) -> None:
-    """Gelu's tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    """Gelu's tanh approximation, 0.5 x (1 + tanh(v)) with v = sqrt(2/pi) (x + 0.044715 x^3),
+    as x / (1 + exp(-2v)) (the same function: 0.5 (1 + tanh v) is sigmoid(2v)): numpy's exp
+    is cheaper than its tanh, and the 0.5 and the 1 + fold away. exp overflowing for very
+    negative x gives -0, the limit."""
     np.multiply(x, x, out=u)
-    u *= _TANH_B
-    u += _TANH_A
+    u *= _TANH_B2
+    u += _TANH_A2
     u *= x
-    np.tanh(u, out=u)
+    with np.errstate(over="ignore"):
+        np.exp(u, out=u)
     u += _ONE
-    u *= _HALF
-    np.multiply(x, u, out=out)
+    np.divide(x, u, out=out)
 
 
 def hard_sigmoid_block(
