@@ -207,6 +207,22 @@ def _nbits_weight(
     return (q.astype(F32) - z[:, which]) * s[:, which]
 
 
+def _int8_blocks(a: np.ndarray, block_size: int) -> np.ndarray:
+    """``a`` (float32) as int8 per block of ``block_size`` along its last axis, dequantized:
+    symmetric, scale = max|a| / 127 per block, values rounded half to even after a multiply by
+    1 / scale (onnxruntime's CompInt8 path; an all-zero block stays zero)."""
+    k = a.shape[-1]
+    blocks = -(-k // block_size)
+    padded = np.zeros((*a.shape[:-1], blocks * block_size), dtype=F32)
+    padded[..., :k] = a
+    grouped = padded.reshape(*a.shape[:-1], blocks, block_size)
+    scale = np.abs(grouped).max(axis=-1, keepdims=True) / F32(127)
+    nonzero = scale > 0
+    inverse = np.where(nonzero, F32(1) / np.where(nonzero, scale, F32(1)), F32(0)).astype(F32)
+    q = np.rint(grouped * inverse)
+    return (q * scale).astype(F32).reshape(padded.shape)[..., :k]
+
+
 @kernel("MatMulNBits", domain=MS)
 def matmul_nbits(
     A: np.ndarray,
@@ -228,9 +244,10 @@ def matmul_nbits(
     default 2**(bits - 1). The deprecated g_idx, whose meaning the documentation leaves out,
     is refused unless empty.
 
-    Worked in float32 for any accuracy_level (the least precision asked for: onnxruntime's
-    level 4 quantizes A to int8 per block, so its results stray further from these). An empty
-    B (a 0 in its shape) stands for an omitted weight: the output is the bias, or zeros.
+    accuracy_level 4 (what onnxruntime-genai's builder writes for the CPU) quantizes A to int8
+    by the same blocks along K first, as documented and as onnxruntime does; other levels work
+    in float32. An empty B (a 0 in its shape) stands for an omitted weight: the output is the
+    bias, or zeros.
     """
     op = "MatMulNBits"
     check_float(op, "A", A)
@@ -258,7 +275,10 @@ def matmul_nbits(
                 f"{op}: B has shape {list(B.shape)}; expected [{N}, {-(-K // block_size)}, {blob}]"
             )
         w = _nbits_weight(B, scales, zero_points, K, N, bits, block_size)
-        y = np.matmul(A.astype(F32), w.T)
+        a = A.astype(F32)
+        if accuracy_level == 4:
+            a = _int8_blocks(a, block_size)
+        y = np.matmul(a, w.T)
     if bias is not None:
         y = y + bias.astype(F32)
     return y.astype(A.dtype, copy=False)
