@@ -98,6 +98,48 @@ def _cache(past: np.ndarray | None, new: np.ndarray, starts: np.ndarray, length:
     return out
 
 
+def _resident(t: np.ndarray, capacity: int, window: int) -> np.ndarray:
+    """How many of T positions a window-sized cache of ``capacity`` rows holds (onnxruntime's
+    L(T)): all while they fit, then it evicts G = capacity - window + 1 positions at a time."""
+    g = capacity - window + 1
+    over = np.maximum(t - capacity, 0)
+    return t - g * (-(-over // g))
+
+
+def _windowed(
+    past: np.ndarray | None,
+    new: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    window: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """sliding_window_cache: past (B, Nkv, C, H) holds each entry's newest L(starts) positions
+    at rows [0, L). Returns the keys by absolute position (B, Nkv, max T, H; positions already
+    evicted are zeros, outside every window) and the present buffer (B, Nkv, C, H), whose rows
+    [0, L(T)) hold the newest L(T) of the T = seqlens_k + 1 positions, zeros after."""
+    op = "GroupQueryAttention"
+    if past is None or window <= 0:
+        raise ValueError(f"{op}: sliding_window_cache needs past_key, past_value and a window")
+    b, n, s, h = new.shape
+    capacity = past.shape[2]
+    if capacity < window:
+        raise ValueError(
+            f"{op}: the window cache holds {capacity} positions; expected at least "
+            f"local_window_size {window}"
+        )
+    full = np.zeros((b, n, int((starts + s).max(initial=0)), h), new.dtype)
+    rows = np.arange(capacity)
+    kept = _resident(starts, capacity, window)
+    bi, ri = np.nonzero(rows < kept.reshape(-1, 1))
+    full[bi, :, (starts - kept)[bi] + ri] = past[bi, :, ri]
+    full[np.arange(b)[:, None], :, starts.reshape(-1, 1) + np.arange(s)] = new.transpose(0, 2, 1, 3)
+    present = np.zeros((b, n, capacity, h), new.dtype)
+    kept = _resident(lengths, capacity, window)
+    bi, ri = np.nonzero(rows < kept.reshape(-1, 1))
+    present[bi, :, ri] = full[bi, :, (lengths - kept)[bi] + ri]
+    return full, present
+
+
 def _visible(starts: np.ndarray, s: int, t: int, window: int) -> np.ndarray:
     """(B, 1, S, T): query i of entry b (at position starts[b] + i) sees keys up to its own
     position and, when ``window`` is positive, only the last ``window`` of them (itself
@@ -189,7 +231,8 @@ def group_query_attention(
     """Causal grouped-query attention with a KV cache: entry b holds seqlens_k[b] + 1 tokens
     after this step, the new S of them at positions from there minus S (from 0 on the first
     prompt, whose entries may be right-padded). Outputs: output (B, S, N*H), present_key and
-    present_value (B, Nkv, max(cache, total_sequence_length), H), output_qk."""
+    present_value (B, Nkv, max(cache, total_sequence_length), H), output_qk. With
+    sliding_window_cache the caches are window-sized instead (see _windowed)."""
     op = "GroupQueryAttention"
     unsupported = {
         "quantized caches": any(x is not None for x in (k_scale, v_scale))
@@ -197,7 +240,6 @@ def group_query_attention(
         or str(v_quant_type) not in ("NONE", "b'NONE'"),
         "q/k norm weights": q_norm_weight is not None or k_norm_weight is not None,
         "query_seqlens": query_seqlens is not None,
-        "sliding_window_cache": bool(sliding_window_cache),
         "causal=0": not causal,
     }
     refused = [name for name, on in unsupported.items() if on]
@@ -216,20 +258,25 @@ def group_query_attention(
         pos = starts.reshape(-1, 1) + np.arange(s) if position_ids is None else position_ids
         q = _rotate(q, cos_cache, sin_cache, pos, rotary_interleaved, op)
         k = _rotate(k, cos_cache, sin_cache, pos, rotary_interleaved, op)
-    length = max(cached, total)
-    present_k = _cache(past_key, k, starts, length)
-    present_v = _cache(past_value, v, starts, length)
-    seen = _visible(starts, s, length, local_window_size)
+    if sliding_window_cache:
+        lengths = seqlens_k.astype(np.int64).reshape(-1) + 1
+        keys, present_k = _windowed(past_key, k, starts, lengths, local_window_size)
+        values, present_v = _windowed(past_value, v, starts, lengths, local_window_size)
+    else:
+        length = max(cached, total)
+        keys = present_k = _cache(past_key, k, starts, length)
+        values = present_v = _cache(past_value, v, starts, length)
+    seen = _visible(starts, s, keys.shape[2], local_window_size)
     bias = np.where(seen, np.float32(0), np.float32(-np.inf))
     if attention_bias is not None:
-        bias = bias + attention_bias[..., :length]
+        bias = bias + attention_bias[..., : keys.shape[2]]
     sink = (
         head_sink
         if head_sink is not None
         else (np.zeros(num_heads) if smooth_softmax == 1 else None)
     )
     scale_ = scale if scale else 1.0 / float(np.sqrt(h))
-    y, scores, probs = attend(q, present_k, present_v, scale_, bias, softcap=softcap, sink=sink)
+    y, scores, probs = attend(q, keys, values, scale_, bias, softcap=softcap, sink=sink)
     out = merge_heads(y)
     if num_outputs == 1:
         return out
