@@ -245,9 +245,9 @@ def matmul_nbits(
     is refused unless empty.
 
     accuracy_level 4 (what onnxruntime-genai's builder writes for the CPU) quantizes A to int8
-    by the same blocks along K first, as documented and as onnxruntime does; other levels work
-    in float32. An empty B (a 0 in its shape) stands for an omitted weight: the output is the
-    bias, or zeros.
+    by the same blocks along K first, as documented and as onnxruntime does (not for 2-bit
+    blocks of 16, which its int8 kernels do not take); other levels work in float32. An
+    empty B (a 0 in its shape) stands for an omitted weight: the output is the bias, or zeros.
     """
     op = "MatMulNBits"
     check_float(op, "A", A)
@@ -276,7 +276,7 @@ def matmul_nbits(
             )
         w = _nbits_weight(B, scales, zero_points, K, N, bits, block_size)
         a = A.astype(F32)
-        if accuracy_level == 4:
+        if accuracy_level == 4 and (bits > 2 or block_size >= 32):
             a = _int8_blocks(a, block_size)
         y = np.matmul(a, w.T)
     if bias is not None:
