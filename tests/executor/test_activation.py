@@ -259,12 +259,14 @@ def test_hardmax_float64_and_ties() -> None:
     "case", ["plain", "wide spread", "masked -1e4", "masked -inf", "near overflow", "far below"]
 )
 @pytest.mark.parametrize("row", [16, 300])
-def test_softmax_of_short_and_long_rows_matches_float64(case: str, row: int) -> None:
-    """Short rows may share one shift for the whole tensor; the result must not tell."""
+@pytest.mark.parametrize("rows", [8, 600])
+def test_softmax_of_short_and_long_rows_matches_float64(case: str, row: int, rows: int) -> None:
+    """Short rows may share one shift for the whole tensor (or, past a block of elements,
+    for a block of rows); the result must not tell."""
     from xocview.executor.ops.activation import log_softmax, softmax
 
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 4, 8, row)).astype(np.float32)
+    x = rng.standard_normal((2, 4, rows, row)).astype(np.float32)
     if case == "wide spread":
         x *= 30
     elif case.startswith("masked"):
