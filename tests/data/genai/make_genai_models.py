@@ -140,7 +140,9 @@ def _build(hf: Path, out: Path, precision: str, ep: str, extra: list[str]) -> No
     command += ["-o", str(out), "-p", precision, "-e", ep, "-c", str(out.parent / "cache")]
     if extra:
         command += ["--extra_options", *extra]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # GIT_DIR: the builder stamps producer_version with ``git rev-parse HEAD`` run beside its
+    # installed files, which inside a venv in a repository is that repository's commit
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GIT_DIR": os.devnull}
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode:
         tail = "\n".join(done.stderr.splitlines()[-5:])
