@@ -94,8 +94,7 @@ def cum_prod(
     a = np.asarray(axis)
     if a.size != 1 or a.dtype.kind not in "iu":
         raise ValueError(f"CumProd: axis must be one integer; got {a.dtype} of shape {a.shape}")
-    if x.ndim == 0:
-        return x.copy()
+    # a rank-0 x has no axis in [-r, r-1]: refused, as onnxruntime and CumSum refuse it
     ax = _axis(int(a.reshape(-1)[0]), x.ndim, "CumProd")
     flip = [slice(None)] * x.ndim
     flip[ax] = slice(None, None, -1)
