@@ -249,10 +249,10 @@ def mel_weight_matrix(
     rate = int(_scalar(op, "sample_rate", sample_rate))
     low = float(_scalar(op, "lower_edge_hertz", lower_edge_hertz, "fV"))
     high = float(_scalar(op, "upper_edge_hertz", upper_edge_hertz, "fV"))
-    if mels < 1 or n < 1 or rate < 1:
+    if mels < 0 or n < 1 or rate < 1:  # 0 bins: an empty matrix, as onnxruntime gives
         raise ValueError(
             f"{op}: num_mel_bins {mels}, dft_length {n}, sample_rate {rate} are not supported; "
-            "expected positive values"
+            "expected num_mel_bins >= 0 and a positive dft_length and sample_rate"
         )
     if not 0 <= low <= high:
         raise ValueError(
