@@ -58,6 +58,8 @@ _ERF_Q = [
         -1.42647390514189e-02,
     )
 ]
+# numpy's clip loop is 2-3x faster than minimum and maximum by a scalar, each (NaN kept)
+_FOUR, _MINUS_FOUR, _ZERO = np.float32(4.0), np.float32(-4.0), np.float32(0.0)
 _HALF = np.float32(0.5)
 _ONE = np.float32(1.0)
 _SQRT_HALF = np.float32(math.sqrt(0.5))
@@ -89,8 +91,7 @@ def blockwise(body: Body, x: np.ndarray, scratch: int, out: np.ndarray | None = 
 
 def erf_block(x: np.ndarray, out: np.ndarray, z2: np.ndarray, q: np.ndarray) -> None:
     """erf(x) by the rational fit; NaN stays NaN, +-inf give +-1 (clipped to +-4 first)."""
-    np.minimum(x, np.float32(4.0), out=out)
-    np.maximum(out, np.float32(-4.0), out=out)  # out holds z, x is read no more
+    np.clip(x, _MINUS_FOUR, _FOUR, out=out)  # out holds z, x is read no more
     np.multiply(out, out, out=z2)
     np.multiply(z2, _ERF_Q[0], out=q)
     q += _ERF_Q[1]
@@ -165,8 +166,7 @@ def hard_sigmoid_block(
     """max(0, min(1, alpha x + beta)); NaN stays NaN."""
     np.multiply(x, np.float32(alpha), out=out)
     out += np.float32(beta)
-    np.minimum(out, _ONE, out=out)
-    np.maximum(out, np.float32(0.0), out=out)
+    np.clip(out, _ZERO, _ONE, out=out)
 
 
 def hard_swish_block(x: np.ndarray, out: np.ndarray, t: np.ndarray) -> None:
