@@ -327,6 +327,8 @@ CUSTOM: dict[str, Callable[[], list[Spec]]] = {
     "Unique": lambda: [
         c("empty", F(0), outputs=4),
         c("empty-axis", F(0, 3), axis=0, outputs=4),
+        c("empty-rows-along-axis0", F(2, 0), axis=0, outputs=4),
+        c("empty-rows-along-axis1", F(2, 0), axis=1, outputs=4),
         c("scalar", f(0.5), outputs=4),
     ],
     "Unsqueeze": lambda: [c("scalar", f(0.5), I(0)), c("empty", F(2, 0), I(0))],

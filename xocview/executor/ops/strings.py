@@ -87,8 +87,8 @@ def string_split(
         if not delimiter
         else lambda s: s.split(delimiter, most) if s else []
     )
-    parts = np.frompyfunc(split, 1, 1)(text)
-    flat = np.asarray(parts, dtype=object).reshape(-1)
+    # over a 1-D view: on a rank-0 input frompyfunc would return the list itself
+    flat = np.frompyfunc(split, 1, 1)(text.reshape(-1))
     counts = np.fromiter(map(len, flat), dtype=np.int64, count=flat.size)
     width = int(counts.max(initial=0))
     out = np.full((flat.size, width), "", dtype=object)

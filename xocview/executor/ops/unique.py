@@ -3,6 +3,8 @@ their first occurrences, the inverse mapping and the counts."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from xocview.executor.registry import kernel
@@ -16,7 +18,8 @@ def _rows(x: np.ndarray, axis: int) -> np.ndarray:
     Strings become integer codes that sort as the strings do: numpy's ``unique`` with an axis
     does not take object arrays, and equal codes mean equal strings.
     """
-    rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+    width = math.prod(x.shape[:axis] + x.shape[axis + 1 :])
+    rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], width)  # -1 cannot size no rows
     if rows.dtype.kind != "O":
         return rows
     _, codes = np.unique(rows.reshape(-1), return_inverse=True)
