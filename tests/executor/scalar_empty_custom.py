@@ -23,16 +23,30 @@ def _global_pools() -> list[Spec]:
     return [c("empty-batch", F(0, 2, 3, 3)), c("empty-spatial", F(1, 2, 0, 3))]
 
 
-def _reduce() -> list[Spec]:
-    x = F(2, 0, 3)
-    return [
-        c("scalar", f(0.4)),
-        c("scalar-keepdims0", f(0.4), keepdims=0),
-        c("empty-reduced-axis", x, I(1)),
-        c("empty-other-axis", x, I(0)),
-        c("empty-all", x, keepdims=0),
-        c("empty-noop", x, zeros(0), noop_with_empty_axes=1),
-    ]
+def _reduce(ints: bool) -> Callable[[], list[Spec]]:
+    """The Reduce family's cases; in int64 too for those whose schema takes integers (the
+    empty max and min have no identity to start from)."""
+
+    def cases() -> list[Spec]:
+        x = F(2, 0, 3)
+        found = [
+            c("scalar", f(0.4)),
+            c("scalar-keepdims0", f(0.4), keepdims=0),
+            c("empty-reduced-axis", x, I(1)),
+            c("empty-other-axis", x, I(0)),
+            c("empty-all", x, keepdims=0),
+            c("empty-noop", x, zeros(0), noop_with_empty_axes=1),
+        ]
+        if ints:
+            n = zeros(2, 0, 3)
+            found += [
+                c("scalar-int64", i(3)),
+                c("empty-reduced-axis-int64", n, I(1)),
+                c("empty-all-int64", n, keepdims=0),
+            ]
+        return found
+
+    return cases
 
 
 def _windows() -> list[Spec]:
@@ -347,19 +361,11 @@ CUSTOM: dict[str, Callable[[], list[Spec]]] = {
 }
 CUSTOM["ArgMin"] = CUSTOM["ArgMax"]
 CUSTOM["CumProd"] = CUSTOM["CumSum"]
-for _op in [
-    "ReduceL1",
-    "ReduceL2",
-    "ReduceLogSum",
-    "ReduceLogSumExp",
-    "ReduceMax",
-    "ReduceMean",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceSum",
-    "ReduceSumSquare",
-]:
-    CUSTOM[_op] = _reduce
+for _op in ["ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd"]:
+    CUSTOM[_op] = _reduce(ints=True)
+CUSTOM["ReduceSum"] = CUSTOM["ReduceSumSquare"] = _reduce(ints=True)
+for _op in ["ReduceLogSum", "ReduceLogSumExp"]:
+    CUSTOM[_op] = _reduce(ints=False)
 
 _TFIDF: dict[str, Any] = {
     "mode": "TF",
