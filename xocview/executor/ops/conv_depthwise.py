@@ -25,6 +25,7 @@ __all__ = ["depthwise"]
 # Working-set bytes per block of channels: about an L2 cache (as Conv's im2col bands), so
 # that the patches one step writes the next reads from cache.
 _BLOCK_BYTES = 1 << 20
+_FILL_BYTES = 1 << 18
 
 
 def _plane_fills(xshape: Shape, g: Geometry) -> list[tuple[int, list[slice], list[slice]]]:
@@ -109,18 +110,25 @@ def depthwise(xshape: Shape, wshape: Shape, g: Geometry, group: int, dtype: Any)
     layout = Layout(
         ((phases * rows * q + reach,), dtype), ((k, block * q), dtype), ((rows, mult, q), dtype)
     )
-    fills: list[tuple[Index, Index]] = [
-        ((i, Ellipsis, *dst), (Ellipsis, *src)) for i, dst, src in _plane_fills(xshape, g)
-    ]
+    fills = _plane_fills(xshape, g)
+    # channels whose input planes fit in cache: all of a block's phases are cut from X while
+    # it is there (a strided copy over the whole tensor re-read X from memory per phase)
+    chans = max(1, _FILL_BYTES // (math.prod(xshape[2:]) * dtype.itemsize))
     crop = ((n, c * mult, *g.out), (c * mult * q, q, *qstrides))
 
     def run(x: np.ndarray, w: np.ndarray) -> np.ndarray:
         x, w = x.astype(dtype, copy=False), w.astype(dtype, copy=False)
         flat, buf, y = layout.carve()
-        flat.fill(0)
+        flat[phases * rows * q :].fill(0)
         planes = flat[: phases * rows * q].reshape(phases, n, c, *qshape)
-        for into, part in fills:
-            planes[into] = x[part]
+        for b in range(n):
+            for c0 in range(0, c, chans):
+                cs = slice(c0, c0 + chans)
+                planes[:, b, cs].fill(0)
+                for i, dst, src in fills:
+                    into: Index = (i, b, cs, *dst)
+                    part: Index = (b, cs, *src)
+                    planes[into] = x[part]
         wk = w.reshape(c, mult, k)
         if perm is not None:
             wk = wk[:, :, perm]
