@@ -29,12 +29,7 @@ RTOL, ATOL = 1e-4, 1e-5
 F16_RTOL = 2e-3  # one float16 step: onnxruntime computes some float16 ops in float16
 
 # Case id -> why xocview still differs (strict: a fix must remove the entry).
-_CLIP = "Clip on a rank-0 input: np.clip(..., out=) gets a numpy scalar (activation.py, the lead's)"
-KNOWN: dict[str, str] = {
-    "Clip-scalar": _CLIP,
-    "Clip-scalar-float16": _CLIP,
-    "Clip-scalar-min-max": _CLIP,
-}
+KNOWN: dict[str, str] = {}
 
 
 def _param(case: Case) -> object:

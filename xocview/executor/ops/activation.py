@@ -42,8 +42,13 @@ def clipped(x: np.ndarray, low: Any, high: Any, out: np.ndarray | None = None) -
     if x.size >= _CLIP_LOOP_FROM:
         top = x.dtype.type(np.inf) if high is None else high
         return np.asarray(np.clip(x, low, top, out=out))
-    y = np.maximum(x, low) if out is None else np.maximum(x, low, out=out)  # no out=None:
-    return y if high is None else np.minimum(y, high, out=y)  # a ufunc parses it slowly
+    if out is None:  # no out=None: a ufunc parses it slowly
+        y = np.maximum(x, low)
+        if type(y) is not np.ndarray:  # a 0-d x gives a numpy scalar
+            y = np.asarray(y)
+    else:
+        y = np.maximum(x, low, out=out)
+    return y if high is None else np.minimum(y, high, out=y)
 
 
 @kernel("LeakyRelu", since=1)
