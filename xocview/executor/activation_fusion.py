@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xocview.executor.ops.activation import hard_swish
 from xocview.executor.ops.blockwise import (
     blockwise,
     gelu_block,
@@ -88,6 +89,8 @@ class ActivationCluster:
             self._key, self.known = key, self._identify(x, constants)
         if self.known is None:
             return self.replay(x, constants)
+        if self.known == "HardSwish":
+            return hard_swish(x)
         body, scratch = KNOWN[self.known]
         return blockwise(body, x, scratch)
 
