@@ -36,3 +36,28 @@ def test_a_posted_url_event_opens_a_tab(qtbot, window) -> None:  # type: ignore[
 
     qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=30000)
     assert window.tabs.tabToolTip(0) == str(SIMPLE)
+
+
+def test_a_file_open_already_comes_to_the_front_instead_of_a_second_tab(  # type: ignore[no-untyped-def]
+    qtbot, window, tmp_path
+) -> None:
+    window.open_path(TINY)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=30000)
+    window.open_path(SIMPLE)
+    qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=30000)
+    assert window.tabs.currentIndex() == 1
+    # the same file again, by another spelling: a link beside it and a relative-looking path
+    link = tmp_path / "same.json"
+    link.symlink_to(TINY)
+    for again in (TINY, link, TINY.parent / ".." / TINY.parent.name / TINY.name):
+        window.tabs.setCurrentIndex(1)
+        job = window.open_path(again)
+        assert job.cancelled and window.tabs.count() == 2
+        assert window.tabs.currentIndex() == 0
+    assert "is open already" in window.statusBar().currentMessage()
+    # two opens before either load ends still give one tab
+    window.close_tab(0)
+    window.open_paths([TINY, TINY])
+    qtbot.waitUntil(lambda: not window.jobs, timeout=30000)
+    assert window.tabs.count() == 2
+    assert sorted(window.tabs.tabToolTip(i) for i in range(2)) == sorted([str(TINY), str(SIMPLE)])

@@ -97,9 +97,17 @@ class OpeningWindow(QMainWindow):
     def open_path(self, path: Path) -> LoadJob:
         """Start loading ``path`` in the background; a tab opens when it is ready.
 
-        A failure is listed in ``open_failures`` (one non-modal list for all of them).
+        A failure is listed in ``open_failures`` (one non-modal list for all of them). A file
+        that is open already is not read again: its tab comes to the front, edits and view as
+        they are, and the returned job is cancelled before it starts.
         """
         job = LoadJob(path)
+        open_view = self._view_of_file(path)
+        if open_view is not None:
+            self.tabs.setCurrentWidget(open_view)
+            self.statusBar().showMessage(f"{path.name} is open already", 5000)
+            job.cancel()
+            return job
         job.signals.done.connect(self._loaded)
         job.signals.failed.connect(self._failed)
         job.signals.progress.connect(lambda _job, done, total: self._show_progress(done, total))
@@ -107,6 +115,22 @@ class OpeningWindow(QMainWindow):
         self._set_busy(True, f"Opening {path.name}...")
         job.start()
         return job
+
+    def _view_of_file(self, path: Path) -> GraphView | None:
+        """The tab showing the file at ``path`` (the same file by any spelling), if one does."""
+        try:
+            wanted = path.resolve()
+        except (OSError, RuntimeError):  # a loop of links: no tab can match it
+            return None
+        for i in range(self.tabs.count()):
+            view = self.tabs.widget(i)
+            if isinstance(view, GraphView) and view.doc.path is not None:
+                try:
+                    if Path(view.doc.path).resolve() == wanted:
+                        return view
+                except (OSError, RuntimeError):
+                    continue
+        return None
 
     def add_document(
         self,
@@ -152,8 +176,12 @@ class OpeningWindow(QMainWindow):
         self._finish(job)
         if job.cancelled:
             return
-        self.add_document(graph, job.path, drawing, expanded, fmt, facts)
         self.recent_files.remember(job.path)
+        open_view = self._view_of_file(job.path)  # opened twice before either load ended
+        if open_view is not None:
+            self.tabs.setCurrentWidget(open_view)
+            return
+        self.add_document(graph, job.path, drawing, expanded, fmt, facts)
 
     def _failed(self, job: LoadJob, message: str) -> None:
         self._finish(job)
