@@ -99,7 +99,7 @@ def test_a_saved_layout_wins_over_the_first_launch_one(qtbot, tmp_path: Path) ->
     qtbot.addWidget(first)
     first.show()
     qtbot.waitExposed(first)
-    bottom = first.findChild(QDockWidget, "profile")  # the bottom docks' visible tab
+    bottom = first.findChild(QDockWidget, "problems")  # the bottom docks' visible tab
     first.resizeDocks([bottom], [400], Qt.Orientation.Vertical)
     qtbot.waitUntil(lambda: bottom.height() > 300)
     saved = bottom.height()
@@ -108,4 +108,4 @@ def test_a_saved_layout_wins_over_the_first_launch_one(qtbot, tmp_path: Path) ->
     qtbot.addWidget(second)
     second.show()
     qtbot.waitExposed(second)
-    assert second.findChild(QDockWidget, "profile").height() == saved
+    assert second.findChild(QDockWidget, "problems").height() == saved

@@ -330,3 +330,22 @@ def test_a_long_loop_shows_its_iterations_on_the_progress_bar(
     assert shown and all(s.startswith("%p%  loop1: iteration ") for s in shown)
     assert shown[-1].endswith(" of 1,000,000,000")
     assert runner.bar.format() == "%p%"  # a new run starts with a plain bar
+
+
+def test_the_profile_panel_waits_for_the_first_run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """No empty Profile pane under a file that has no times; a run brings it, and View >
+    Panels shows or hides every dock."""
+    window.open_path(REPO / "sample_graphs" / "simple_model.json")
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=30000)
+    dock = window.runner.dock
+    assert not dock.isVisible()
+    toggles = {a.text(): a for a in window.menus.panels.actions()}
+    assert set(toggles) == {"Inspector", "Search", "Problems", "Undo History", "Profile"}
+    toggles["Profile"].trigger()
+    assert dock.isVisible()
+    toggles["Profile"].trigger()
+    assert not dock.isVisible()
+    window.runner.ask = lambda parent, doc: RunOptions(repeat=1, warmup=0)
+    window.runner.start()
+    assert dock.isVisible()
+    qtbot.waitUntil(lambda: window.runner.job is None, timeout=60000)

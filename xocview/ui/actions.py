@@ -49,6 +49,7 @@ class Menus:
     weights: QAction  # View > Weights as Nodes
     time_from: QMenu  # View > Time From: filled by the RunController with the timed engines
     metrics: QMenu  # View > Colour by Metric: filled with the named metrics a graph stores
+    panels: QMenu  # View > Panels: each dock's show/hide toggle, added by the window
 
 
 def add_action(
@@ -80,14 +81,17 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
     mb = window.menuBar()
     recent = _file_menu(window, host, mb.addMenu("&File"))
     _edit_menu(window, host, mb.addMenu("&Edit"))
-    weights, time_from, metrics = _view_menu(window, host, mb.addMenu("&View"))
+    view = mb.addMenu("&View")
+    weights, time_from, metrics = _view_menu(window, host, view)
+    view.addSeparator()
+    panels = view.addMenu("&Panels")
     run = mb.addMenu("&Run")
     h = mb.addMenu("&Help")
     add_action(
         window, h, "&Keyboard Shortcuts", host.show_shortcuts, QKeySequence.StandardKey.HelpContents
     )
     add_action(window, h, "&About xocview", host.show_about)
-    return Menus(recent, run, weights, time_from, metrics)
+    return Menus(recent, run, weights, time_from, metrics, panels)
 
 
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:

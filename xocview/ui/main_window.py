@@ -110,6 +110,8 @@ class MainWindow(OpeningWindow):
         self.comparer = Comparer(
             self, self.tabs, self._current_document, self.report, lambda: self.theme_name
         )
+        for panel in (dock, self.search_dock, problems_dock, history, self.runner.dock):
+            self.menus.panels.addAction(panel.toggleViewAction())
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)

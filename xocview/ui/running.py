@@ -181,6 +181,9 @@ class RunController(QObject):
         problems = window.findChild(QDockWidget, "problems")
         if problems is not None:
             window.tabifyDockWidget(problems, self.dock)
+        self.dock.hide()  # until the first run, or a graph with times (View > Panels shows it)
+        if problems is not None:
+            problems.raise_()
         self.bar = QProgressBar(window)
         self.bar.setMaximumWidth(160)
         self.bar.setFormat("run %p%")
@@ -222,6 +225,8 @@ class RunController(QObject):
         else:
             self.profile.set_engine(None)
         self.profile.set_document(doc)
+        if doc is not None and doc.time_sources():
+            self.dock.show()  # a file with times saved in it: where they are listed
         for mode, act in self.colour_actions.items():
             act.setEnabled(doc is not None)
             act.setChecked(doc is not None and doc.colour_by == mode)
