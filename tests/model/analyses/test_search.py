@@ -161,3 +161,17 @@ def test_scan_equals_field_by_field(query: str, regex: bool) -> None:
     g.nodes[1].metadata["note"] = "line one\nline two 3"
     g.invalidate()
     assert found(search(g, query, regex=regex)) == field_by_field(g, query, regex)
+
+
+def test_the_text_drawn_on_a_box_is_found_as_drawn() -> None:
+    """A user types what the box says ("7x7 /2"), not the attribute it comes from."""
+    from xocview.model.analyses.opfacts import key_attributes
+
+    g = chain(3)
+    g.nodes[0] = node("stem", "Conv", [0, 1], [2], {"kernel_shape": [7, 7], "strides": [2, 2]})
+    g.invalidate()
+    drawn = key_attributes(g.nodes[0])
+    assert drawn.startswith("7x7 /2")
+    hits = search(g, "7x7 /2").hits
+    assert [(h.id, h.where, h.text) for h in hits] == [("stem", "box text", drawn)]
+    assert search(g, "/3").hits == []

@@ -16,6 +16,7 @@ from itertools import accumulate
 from typing import Any
 
 from xocview.errors import XocviewError
+from xocview.model.analyses.opfacts import key_attributes
 from xocview.model.analyses.summary import shape_text
 from xocview.model.dotted import flatten_dotted
 from xocview.model.graph import Graph
@@ -174,6 +175,9 @@ class SearchIndex:
             f.add(k, "id", node.id)
             f.add(k, "op type", node.op_type)
             f.attributes(k, node.attributes)
+            drawn = key_attributes(node) if node.attributes else ""
+            if drawn:  # the attribute text on the box ("7x7 /2"), as the user reads it; after
+                f.add(k, "box text", drawn)  # the attributes, which name what matched
             f.metadata(k, node.metadata)
         for t, tensor in enumerate(graph.tensors):
             k = f.item("tensor", t)
