@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel
 
 from tests.model.analyses.onnx_edits import EDITS, LIGHT_MODELS, edited_copy, light
 from tests.ui.test_viewer import open_file
@@ -205,3 +206,19 @@ def test_a_file_that_does_not_load_is_reported(qtbot, window, tmp_path) -> None:
     assert not any(
         isinstance(window.tabs.widget(k), CompareTab) for k in range(window.tabs.count())
     )
+
+
+def test_swap_sides_compares_the_other_way_round_in_place(qtbot, window, edited) -> None:  # type: ignore[no-untyped-def]
+    tab = compare(qtbot, window, ALEXNET, edited)
+    at, count = window.tabs.currentIndex(), window.tabs.count()
+    headers = [w.text() for w in tab.findChildren(QLabel) if w.text().startswith("<b>")]
+    assert headers[:2] == [f"<b>old:</b> {ALEXNET.name}", f"<b>new:</b> {edited.name}"]
+    tab.swap_button.click()
+    qtbot.waitUntil(lambda: window.tabs.widget(at) is not tab, timeout=30000)
+    swapped = window.tabs.widget(at)
+    assert isinstance(swapped, CompareTab) and window.tabs.count() == count
+    assert swapped.title == f"{edited.name} \u2194 {ALEXNET.name}"
+    assert len(swapped.left.doc.graph.nodes) == 39 and len(swapped.right.doc.graph.nodes) == 40
+    # what was removed going forward is added going back
+    kinds = [f.kind for f in swapped.differences.findings]
+    assert NODE_REMOVED not in kinds and len(kinds) == 3

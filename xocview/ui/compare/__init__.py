@@ -95,6 +95,25 @@ class Comparer(QObject):
         job.start()
         return job
 
+    def _swap(self, tab: CompareTab) -> None:
+        """The same two graphs compared the other way round, in the swapped tab's place."""
+        old, new = tab.left.doc, tab.right.doc
+        tab.swap_button.setEnabled(False)  # one swap at a time
+
+        def documents(diff: GraphDiff) -> None:
+            at = self.tabs.indexOf(tab)
+            if at < 0:  # closed while the differences were computed
+                return
+            self.tabs.removeTab(at)
+            tab.deleteLater()
+            left, right = (
+                Document(d.graph, d.path, d.format, drawing=d.drawing, expanded=set(d.expanded))
+                for d in (new, old)
+            )
+            self._open(left, right, diff, at)
+
+        self._diff_in_thread(new.graph, old.graph, tab.title, documents)
+
     def _diff_in_thread(
         self, before: Graph, after: Graph, name: str, then: Callable[[GraphDiff], None]
     ) -> None:
@@ -112,9 +131,16 @@ class Comparer(QObject):
 
         threading.Thread(target=work, name="xocview-compare", daemon=True).start()
 
-    def _open(self, old: Document, new: Document, diff: GraphDiff) -> CompareTab:
+    def _open(
+        self, old: Document, new: Document, diff: GraphDiff, at: int | None = None
+    ) -> CompareTab:
+        """The comparison's tab, added (or put at ``at``, where a swapped one was)."""
         tab = CompareTab(old, new, diff, self.tabs, self.theme())
-        index = self.tabs.addTab(tab, tab.title)
+        tab.swap_requested.connect(lambda: self._swap(tab))
+        if at is None:
+            index = self.tabs.addTab(tab, tab.title)
+        else:
+            index = self.tabs.insertTab(at, tab, tab.title)
         self.tabs.setTabToolTip(index, f"{old.path or old.title}\n{new.path or new.title}")
         self.tabs.setCurrentIndex(index)
         tab.first_view()

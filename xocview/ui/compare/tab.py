@@ -7,8 +7,18 @@ the time ratio when both graphs carry times of one engine (two runs of one graph
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from xocview.errors import shorten
 from xocview.model.analyses.diff import GraphDiff
@@ -23,7 +33,12 @@ __all__ = ["CompareTab"]
 
 
 class CompareTab(QWidget):
-    """Two synchronised views of a comparison and the list of its differences."""
+    """Two synchronised views of a comparison and the list of its differences.
+
+    ``swap_requested`` asks for the same two graphs compared the other way round (the
+    comparer makes that tab: the differences are computed again, old and new exchanged)."""
+
+    swap_requested = Signal()
 
     def __init__(
         self,
@@ -60,9 +75,14 @@ class CompareTab(QWidget):
     def _layout(self, old: Document, new: Document) -> None:
         header = QHBoxLayout()
         for doc, side in ((old, "old"), (new, "new")):
-            label = QLabel(f"<b>{side}:</b> {shorten(doc.title, 80)}", self)
+            label = QLabel(f"<b>{side}:</b> {escape(shorten(doc.title, 80))}", self)
             label.setTextFormat(Qt.TextFormat.RichText)
+            label.setToolTip(str(doc.path) if doc.path is not None else doc.title)
             header.addWidget(label, 1)
+        self.swap_button = QPushButton("Swap Sides", self)
+        self.swap_button.setToolTip("Compare the other way round: the new graph as the old")
+        self.swap_button.clicked.connect(self.swap_requested)
+        header.addWidget(self.swap_button)
         header.addWidget(self.mode)
         sides = QSplitter(Qt.Orientation.Horizontal, self)
         sides.addWidget(self.left)
