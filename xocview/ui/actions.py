@@ -50,6 +50,7 @@ class Menus:
     time_from: QMenu  # View > Time From: filled by the RunController with the timed engines
     metrics: QMenu  # View > Colour by Metric: filled with the named metrics a graph stores
     panels: QMenu  # View > Panels: each dock's show/hide toggle, added by the window
+    view: QMenu  # View, for the canvas overlays' toggles the window adds
 
 
 def add_action(
@@ -91,7 +92,7 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
         window, h, "&Keyboard Shortcuts", host.show_shortcuts, QKeySequence.StandardKey.HelpContents
     )
     add_action(window, h, "&About xocview", host.show_about)
-    return Menus(recent, run, weights, time_from, metrics, panels)
+    return Menus(recent, run, weights, time_from, metrics, panels, view)
 
 
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:

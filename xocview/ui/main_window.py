@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from xocview import __version__
 from xocview.errors import XocviewError
-from xocview.ui.actions import make_menus
+from xocview.ui.actions import add_action, make_menus
 from xocview.ui.canvas.view import GraphView
 from xocview.ui.compare import Comparer, CompareTab
 from xocview.ui.guard import relay
@@ -112,6 +112,7 @@ class MainWindow(OpeningWindow):
         )
         for panel in (dock, self.search_dock, problems_dock, history, self.runner.dock):
             self.menus.panels.addAction(panel.toggleViewAction())
+        self._overlay_actions()
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)
@@ -121,6 +122,31 @@ class MainWindow(OpeningWindow):
         state = self.settings.value("state")
         if state is not None:
             self.restoreState(state)
+
+    def _overlay_actions(self) -> None:
+        """View > Minimap and View > Legend: shown or hidden in every view, remembered."""
+        for name, text, key in (
+            ("minimap", "&Minimap", "Ctrl+Shift+M"),
+            ("legend", "Le&gend", "Ctrl+Shift+G"),
+        ):
+            on = self.settings.value(f"view/{name}", True, type=bool)
+            GraphView.set_overlay(name, bool(on))
+            act = add_action(
+                self,
+                self.menus.view,
+                text,
+                lambda checked, n=name: self.set_overlay(n, bool(checked)),
+                key,
+                checkable=True,
+            )
+            act.setChecked(bool(on))
+
+    def set_overlay(self, name: str, on: bool) -> None:
+        GraphView.set_overlay(name, on)
+        self.settings.setValue(f"view/{name}", on)
+        for view in self.findChildren(GraphView):
+            view.minimap.follow()
+            view.viewport().update()
 
     # -- the current view ------------------------------------------------------------------
 

@@ -71,14 +71,20 @@ class Minimap(QWidget):
         view = self.view
         d = view.doc.drawing
         seen = view.mapToScene(view.viewport().rect()).boundingRect()
-        state = (*self._key(), seen.getRect(), view.viewport().size().toTuple())
+        state = (
+            *self._key(),
+            seen.getRect(),
+            view.viewport().size().toTuple(),
+            view.overlays["minimap"],
+        )
         if state == self._followed:
             return
         self._followed = state
         whole = seen.contains(QRectF(0, 0, d.width, d.height))
-        if not whole:
+        shown = not whole and view.overlays["minimap"]
+        if shown:
             self.place()
-        self.setVisible(not whole)
+        self.setVisible(shown)
         self.update()
 
     def place(self) -> None:

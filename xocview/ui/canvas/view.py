@@ -7,7 +7,7 @@ frame costs what is on screen whatever the size of the graph.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
@@ -51,6 +51,14 @@ class GraphView(QGraphicsView):
 
     dirty_changed = Signal(bool)  # forwarded from the document, for the window's markers
     refused = Signal(str)  # an edit asked from the canvas was refused: the reason
+    # the floating overlays every view shows (View > Minimap, View > Legend): one setting for
+    # the whole application, so that a new tab shows what the others do
+    overlays: ClassVar[dict[str, bool]] = {"minimap": True, "legend": True}
+
+    @classmethod
+    def set_overlay(cls, name: str, on: bool) -> None:
+        """Show or hide an overlay ("minimap" or "legend") in every view from now on."""
+        cls.overlays[name] = on
 
     def __init__(
         self, doc: Document, parent: QWidget | None = None, theme_name: str = "light"
@@ -147,7 +155,7 @@ class GraphView(QGraphicsView):
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         self._follow_minimap()
-        heat = self.doc.heat()
+        heat = self.doc.heat() if self.overlays["legend"] else None
         if heat is None:
             return
         painter.save()
