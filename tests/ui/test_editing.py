@@ -166,3 +166,34 @@ def test_ctrl_click_selects_several_nodes_to_group(qtbot, window, tmp_path: Path
     group = g.nodes[-1]
     assert group.metadata["children_ids"] == ["to_half", "to_int32"]
     assert g.node("to_half").metadata["parent_id"] == group.id
+
+
+def test_a_double_click_edits_a_value_and_the_keyboard_stays_in_the_inspector(  # type: ignore[no-untyped-def]
+    qtbot, window, tmp_path: Path
+) -> None:
+    from PySide6.QtWidgets import QLineEdit
+
+    view = open_copy(qtbot, window, tmp_path)
+    g = view.doc.graph
+    node = g.index.node_position("l0.softmax")
+    view.doc.select_node(node)
+    window.search_dock.show()  # the widget the focus used to fall to
+    tree = window.inspector.tree
+    cell = row(window, "Attributes", "axis")
+    tree.scrollToItem(cell)
+    spot = tree.visualItemRect(cell).center()
+    spot.setX(tree.header().sectionPosition(1) + 10)
+    # a real double-click: press and release, then the second press arrives as a double-click
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    qtbot.mouseDClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    editor = tree.viewport().findChild(QLineEdit) or tree.findChild(QLineEdit)
+    assert editor is not None and editor.isVisible()  # one double-click opened the editor
+    editor.setText("1")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: g.nodes[node].attributes["axis"] == 1, timeout=5000)
+    qtbot.waitUntil(tree.hasFocus, timeout=5000)
+    current = tree.currentItem()
+    assert current is not None and (current.text(0), current.parent().text(0)) == (
+        "axis",
+        "Attributes",
+    )

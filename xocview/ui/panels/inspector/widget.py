@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -59,8 +59,11 @@ class Inspector(QWidget):
         self.tree.addAction(copy)
         self.tree.itemDoubleClicked.connect(self._follow)
         self.tree.itemChanged.connect(self._edited)
+        # a double-click edits an editable value at once (a link cell follows its link)
         self.tree.setEditTriggers(
-            QTreeWidget.EditTrigger.EditKeyPressed | QTreeWidget.EditTrigger.SelectedClicked
+            QTreeWidget.EditTrigger.EditKeyPressed
+            | QTreeWidget.EditTrigger.SelectedClicked
+            | QTreeWidget.EditTrigger.DoubleClicked
         )
         self.cells = Cells(self.tree)
         self.message = QLabel(self)
@@ -164,10 +167,20 @@ class Inspector(QWidget):
         on_edit = self.cells.editors.get(id(item))
         if column != 1 or on_edit is None:
             return
+        path = _row_path(item)
         refusal = on_edit(item.text(1))
         self._report(refusal)
         if refusal:
             self.refresh()  # show the unchanged value again
+        # the edit rebuilt the rows: the edited one is current again and the keyboard stays
+        # here, rather than falling to the next widget (the Search field)
+        QTimer.singleShot(0, lambda: self._return_to(path))
+
+    def _return_to(self, path: list[str]) -> None:
+        item = _find_row(self.tree, path)
+        if item is not None:
+            self.tree.setCurrentItem(item, 1)
+        self.tree.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _values(self, ten: Tensor) -> None:
         """Statistics rows and the histogram; reads lazy values now, on selection only."""
@@ -237,3 +250,25 @@ class Inspector(QWidget):
             self.doc.select_node(pos)
         else:
             self.doc.select_tensor(pos)
+
+
+def _row_path(item: QTreeWidgetItem) -> list[str]:
+    """The property names from the top row down to ``item``."""
+    names: list[str] = []
+    at: QTreeWidgetItem | None = item
+    while at is not None:
+        names.append(at.text(0))
+        at = at.parent()
+    return names[::-1]
+
+
+def _find_row(tree: QTreeWidget, path: list[str]) -> QTreeWidgetItem | None:
+    """The row at ``path`` in the rebuilt tree, or None when it is gone (a renamed key)."""
+    rows = [tree.topLevelItem(k) for k in range(tree.topLevelItemCount())]
+    item = None
+    for name in path:
+        item = next((r for r in rows if r is not None and r.text(0) == name), None)
+        if item is None:
+            return None
+        rows = [item.child(k) for k in range(item.childCount())]
+    return item
