@@ -9,6 +9,7 @@ from pathlib import Path
 
 import onnx
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
 
 from tests.conftest import REPO
 from xocview.formats import load
@@ -171,6 +172,8 @@ def test_problems_pane_lists_findings_and_selects_the_place(qtbot, window, tmp_p
     qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=20000)
     panel = window.problems
     assert panel.summary.text() == "1 errors, 0 warnings"
+    # hidden under a clean graph, the pane comes up with the first finding
+    assert window.findChild(QDockWidget, "problems").isVisible()
     item = panel.list.item(0)
     assert item.text() == "error  nodes[1].metadata.parent_id: parent 'ghost' is not a node id"
     qtbot.mouseClick(

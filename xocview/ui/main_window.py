@@ -100,6 +100,11 @@ class MainWindow(OpeningWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, history)
         self.tabifyDockWidget(problems_dock, history)
         problems_dock.raise_()
+        # the canvas gets the height until there is something to show below it: Problems
+        # appears with a graph that has findings, Profile with a run, Undo History on demand
+        problems_dock.hide()
+        history.hide()
+        self.problems.found.connect(lambda n: self._show_problems(problems_dock, n))
         self._make_busy_bar()
         self.menus = make_menus(self, self)
         self.recent_files = RecentFiles(self, self.settings, self.menus.recent, self.open_path)
@@ -122,6 +127,13 @@ class MainWindow(OpeningWindow):
         state = self.settings.value("state")
         if state is not None:
             self.restoreState(state)
+
+    def _show_problems(self, dock: QDockWidget, count: int) -> None:
+        """Bring the Problems pane up when the graph shown has findings (never hidden again
+        by a clean graph: the user closes it, or keeps it)."""
+        if count and not dock.isVisible():
+            dock.show()
+            dock.raise_()
 
     def _overlay_actions(self) -> None:
         """View > Minimap and View > Legend: shown or hidden in every view, remembered."""

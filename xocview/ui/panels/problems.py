@@ -34,6 +34,7 @@ class ProblemsPanel(QWidget):
     """Follows one document; re-validates after every edit."""
 
     jumped = Signal()
+    found = Signal(int)  # findings of the document shown, after each check
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,6 +66,7 @@ class ProblemsPanel(QWidget):
         errors = sum(f.severity == "error" for f in self.findings)
         warnings = len(self.findings) - errors
         self.summary.setText(f"{errors} errors, {warnings} warnings" if self.doc else "")
+        self.found.emit(len(self.findings))
         for k, f in enumerate(self.findings):
             text = shorten_message(f"{f.severity}  {f.place}: {f.message}")
             item = QListWidgetItem(" ".join(text.splitlines()))
