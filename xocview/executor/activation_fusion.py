@@ -6,12 +6,12 @@ streams the whole activation through memory and allocates its result. A *cluster
 such element-wise nodes fed by one tensor and size-1 constants, whose inner tensors nobody
 else reads, with a single tensor leaving it. On its first call the cluster's own kernels run
 on a probe of values from -12 to 12 (and a few far out), and the result is compared with
-the activations the blockwise kernels know; a match runs that kernel instead, in one pass
-over cache-sized blocks. Recognising the function by its values rather than by the shape of
-the nodes makes the order of the factors, Div by sqrt 2 or Mul by its inverse, and Pow or
-Mul for the cube all the same. A cluster that matches nothing, or meets a dtype other than
-float32 or constants that are not scalars, runs its nodes' kernels in turn: still one step,
-the same outputs.
+what the kernels of the KNOWN activations compute; a match runs that kernel instead: one call,
+over cache-sized blocks where it is exp- or erf-based. Recognising the function by its values
+rather than by the shape of the nodes makes the order of the factors, Div by sqrt 2 or Mul by
+its inverse, and Pow or Mul for the cube all the same. A cluster that matches nothing, or
+meets a dtype other than float32 or constants that are not scalars, runs its nodes' kernels
+in turn: still one step, the same outputs.
 
 The heat map splits the step's time evenly over its nodes (each reads and writes the same
 number of elements), and the result says which nodes were fused (``RunResult.fused``).
@@ -20,21 +20,14 @@ number of elements), and the result says which nodes were fused (``RunResult.fus
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xocview.executor.ops.activation import hard_swish
-from xocview.executor.ops.blockwise import (
-    blockwise,
-    gelu_block,
-    gelu_tanh_block,
-    hard_swish_block,
-    quick_gelu_block,
-    sigmoid_block,
-    silu_block,
-)
+from xocview.executor.ops.activation import gelu, hard_swish, sigmoid, silu
+from xocview.executor.ops.contrib_activation import quick_gelu
 from xocview.executor.registry import Kernel
 
 if TYPE_CHECKING:
@@ -46,19 +39,19 @@ _UNARY = frozenset(
     {"Sigmoid", "Tanh", "Erf", "Exp", "Neg", "Sqrt", "Reciprocal", "HardSigmoid", "HardSwish"}
     | {"Softplus", "Relu", "Gelu", "Abs", "Log"}
 )
-# a cluster without one of these cannot be an activation the blockwise kernels know
+# a cluster without one of these cannot be one of the KNOWN activations
 _CURVES = frozenset({"Sigmoid", "Tanh", "Erf", "Exp", "HardSigmoid", "HardSwish", "Gelu"})
 _BINARY = frozenset({"Add", "Sub", "Mul", "Div", "Pow"})
 MAX_NODES = 12
 
-# name -> (blockwise body, scratch arrays it takes)
-KNOWN: dict[str, tuple[Callable[..., None], int]] = {
-    "SiLU": (silu_block, 1),
-    "Gelu": (gelu_block, 3),
-    "Gelu(tanh)": (gelu_tanh_block, 1),
-    "QuickGelu": (quick_gelu_block, 1),
-    "HardSwish": (hard_swish_block, 1),
-    "Sigmoid": (sigmoid_block, 0),
+# name -> the kernel that computes it in one step (the same kernels as the ops of those names)
+KNOWN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "SiLU": silu,
+    "Gelu": gelu,
+    "Gelu(tanh)": functools.partial(gelu, approximate="tanh"),
+    "QuickGelu": quick_gelu,
+    "HardSwish": hard_swish,
+    "Sigmoid": sigmoid,
 }
 _FAR = [-100.0, -60.0, -30.0, -1e-4, 0.0, 1e-4, 30.0, 60.0, 100.0]
 PROBE = np.concatenate([np.linspace(-12.0, 12.0, 4801), _FAR]).astype(np.float32)
@@ -89,10 +82,7 @@ class ActivationCluster:
             self._key, self.known = key, self._identify(x, constants)
         if self.known is None:
             return self.replay(x, constants)
-        if self.known == "HardSwish":
-            return hard_swish(x)
-        body, scratch = KNOWN[self.known]
-        return blockwise(body, x, scratch)
+        return KNOWN[self.known](x)
 
     def replay(self, x: Any, constants: Sequence[Any]) -> Any:
         """Each member's own kernel in turn."""
@@ -120,9 +110,9 @@ class ActivationCluster:
             return None
         if got.dtype != np.float32 or got.shape != probe.shape:
             return None
-        for name, (body, scratch) in KNOWN.items():
+        for name, known in KNOWN.items():
             with np.errstate(all="ignore"):
-                want = blockwise(body, probe, scratch)
+                want = known(probe)
             if np.allclose(got, want, rtol=1e-5, atol=1e-5):
                 return name
         return None

@@ -14,6 +14,7 @@ from xocview.executor.ops.blockwise import (
     gelu_block,
     gelu_tanh_block,
     sigmoid_block,
+    silu_block,
 )
 from xocview.executor.ops.row_sums import row_sums
 from xocview.executor.ops.unary import erf_float64
@@ -79,6 +80,12 @@ def sigmoid(x: np.ndarray, *, consumed_inputs: list[int] | None = None) -> np.nd
     """1 / (1 + exp(-x)) in place over cache-sized blocks; an overflowing exp gives 0, never
     NaN. Half precision is computed in float32."""
     return _float32_blocks(sigmoid_block, x, 0)
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """x * sigmoid(x) as x / (1 + exp(-x)): SiLU has no ONNX op (exporters write Sigmoid and
+    Mul); the run recognises that pair and calls this."""
+    return _float32_blocks(silu_block, x, 1)
 
 
 def _float32_blocks(body: Callable[..., None], x: np.ndarray, scratch: int) -> np.ndarray:

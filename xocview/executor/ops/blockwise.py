@@ -23,8 +23,6 @@ __all__ = [
     "erf_block",
     "gelu_block",
     "gelu_tanh_block",
-    "hard_sigmoid_block",
-    "hard_swish_block",
     "quick_gelu_block",
     "sigmoid_block",
     "silu_block",
@@ -59,7 +57,7 @@ _ERF_Q = [
     )
 ]
 # numpy's clip loop is 2-3x faster than minimum and maximum by a scalar, each (NaN kept)
-_FOUR, _MINUS_FOUR, _ZERO = np.float32(4.0), np.float32(-4.0), np.float32(0.0)
+_FOUR, _MINUS_FOUR = np.float32(4.0), np.float32(-4.0)
 _HALF = np.float32(0.5)
 _ONE = np.float32(1.0)
 _SQRT_HALF = np.float32(math.sqrt(0.5))
@@ -158,18 +156,3 @@ def gelu_tanh_block(x: np.ndarray, out: np.ndarray, u: np.ndarray) -> None:
         np.exp(u, out=u)
     u += _ONE
     np.divide(x, u, out=out)
-
-
-def hard_sigmoid_block(
-    x: np.ndarray, out: np.ndarray, alpha: float = 0.2, beta: float = 0.5
-) -> None:
-    """max(0, min(1, alpha x + beta)); NaN stays NaN."""
-    np.multiply(x, np.float32(alpha), out=out)
-    out += np.float32(beta)
-    np.clip(out, _ZERO, _ONE, out=out)
-
-
-def hard_swish_block(x: np.ndarray, out: np.ndarray, t: np.ndarray) -> None:
-    """x * HardSigmoid(x) with alpha 1/6, beta 0.5."""
-    hard_sigmoid_block(x, t, 1 / 6, 0.5)
-    np.multiply(x, t, out=out)

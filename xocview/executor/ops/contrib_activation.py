@@ -3,11 +3,13 @@ QuickGelu, BiasAdd, FusedMatMul and FusedConv, as its transformer optimizer writ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from xocview.executor.ops.activation import clipped, gelu, hard_sigmoid, leaky_relu, sigmoid
+from xocview.executor.ops.blockwise import blockwise, quick_gelu_block
 from xocview.executor.ops.conv import conv
 from xocview.executor.registry import kernel
 
@@ -44,7 +46,9 @@ def bias_gelu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @kernel("QuickGelu", domain=MS)
 def quick_gelu(x: np.ndarray, *, alpha: float = 1.702) -> np.ndarray:
-    """x * sigmoid(alpha * x)."""
+    """x * sigmoid(alpha * x), as x / (1 + exp(-alpha x)) over blocks for float32."""
+    if x.dtype == np.float32:
+        return blockwise(functools.partial(quick_gelu_block, alpha=alpha), x, 1)
     y = sigmoid(x * x.dtype.type(alpha))
     y *= x
     return y
