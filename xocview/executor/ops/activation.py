@@ -290,18 +290,24 @@ _SAFE_SPREAD = 80.0
 _WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
-    """x minus its maximum along ``axis``, the usual guard against exp overflowing.
+def _shifted(x: np.ndarray, axis: int, out: np.ndarray | None = None) -> np.ndarray:
+    """x minus its maximum along ``axis`` (into ``out`` if given), the usual guard against exp
+    overflowing.
 
     With short rows of floats whose values all lie within _SAFE_SPREAD of each other, the
     tensor's maximum serves every row: the same softmax, exactly as well conditioned, without
     a reduction per row. Masked scores (-inf, -1e4) or NaN take the per-row maximum.
     """
+    shift: Any = None
     if x.dtype in _WIDE_FLOATS and x.shape[axis] <= _SHORT_ROWS and x.size:
         top, bottom = np.maximum.reduce(x, axis=None), np.minimum.reduce(x, axis=None)
         if top - bottom <= _SAFE_SPREAD:  # False for NaN and infinities
-            return np.subtract(x, top)
-    return np.asarray(np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True)))
+            shift = top
+    if shift is None:
+        shift = np.maximum.reduce(x, axis=axis, keepdims=True)
+    if out is None:
+        return np.asarray(np.subtract(x, shift))
+    return np.asarray(np.subtract(x, shift, out=out))
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -336,23 +342,12 @@ def _softmax_by_rows(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         for start in range(0, rows.shape[0], step):
             e = outs[start : start + step]
-            _shift_into(rows[start : start + step], e)
+            _shifted(rows[start : start + step], 1, out=e)
             np.exp(e, out=e)
             total = row_sums(e)
             np.reciprocal(total, out=total)
             e *= total
     return out
-
-
-def _shift_into(x: np.ndarray, out: np.ndarray) -> None:
-    """``out`` = rows of 2-D ``x`` minus their maximum (one bound for the block where its
-    rows are short and their values close: see _shifted)."""
-    if x.shape[1] <= _SHORT_ROWS:
-        top, bottom = np.maximum.reduce(x, axis=None), np.minimum.reduce(x, axis=None)
-        if top - bottom <= _SAFE_SPREAD:
-            np.subtract(x, top, out=out)
-            return
-    np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
