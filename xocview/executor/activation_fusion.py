@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xocview.executor.fusion import known_shape
 from xocview.executor.ops.activation import gelu, hard_swish, sigmoid, silu
 from xocview.executor.ops.contrib_activation import quick_gelu
 from xocview.executor.registry import Kernel
@@ -139,7 +140,7 @@ def fuse_activations(
     def scalar(t: int) -> bool:
         """A constant of one element by the shape the file gives it."""
         shape = graph.tensors[t].shape
-        return bool(constant[t]) and all(d == 1 for d in shape) and not _rank_unknown(graph, t)
+        return bool(constant[t]) and known_shape(graph, t) and all(d == 1 for d in shape)
 
     for k, step in enumerate(steps):
         if k in taken or not _eligible(step, scalar, constant):
@@ -167,10 +168,6 @@ def _eligible(step: Step, scalar: Callable[[int], bool], constant: np.ndarray) -
     if step.op_type not in _BINARY or len(step.inputs) != 2 or None in step.inputs:
         return False
     return all(scalar(t) or not constant[t] for t in step.inputs if t is not None)
-
-
-def _rank_unknown(graph: Any, t: int) -> bool:
-    return bool(graph.tensors[t].metadata.get("rank_unknown"))
 
 
 def _cluster(

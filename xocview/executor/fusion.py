@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xocview.executor.feeds import shape_known
 from xocview.executor.ops.activation import clip_bounds, clipped
 from xocview.executor.registry import Kernel
 from xocview.model import Graph
@@ -33,7 +34,7 @@ from xocview.model import Graph
 if TYPE_CHECKING:
     from xocview.executor.plan import Step
 
-__all__ = ["Chain", "Link", "fuse_chains"]
+__all__ = ["Chain", "Link", "fuse_chains", "known_shape"]
 
 _AFFINE = ("BatchNormalization", "Mul", "Add", "Sub", "Div")
 _FLOAT32_MAX = 3.4028234663852886e38  # Clip-6's default bounds
@@ -304,7 +305,7 @@ def _head(step: Step, graph: Graph, constant: np.ndarray) -> tuple[str, Link | N
     None), or None."""
     if step.op_type == "Conv":
         weights = [t for t in step.inputs[1:3] if t is not None]
-        if len(step.inputs) >= 2 and all(constant[t] and _known(graph, t) for t in weights):
+        if len(step.inputs) >= 2 and all(constant[t] and known_shape(graph, t) for t in weights):
             return "conv", None
         return None
     x = _variable_input(step, constant)
@@ -395,10 +396,8 @@ def _fused_step(
     )
 
 
-def _known(graph: Graph, t: int) -> bool:
+def known_shape(graph: Graph, t: int) -> bool:
     """A tensor whose shape the file gives in full: a weight the run makes from its reader's
     position (shape inference by input index) must stay with its own node."""
     tensor = graph.tensors[t]
-    return not tensor.metadata.get("rank_unknown") and all(
-        isinstance(d, int) and d >= 0 for d in tensor.shape
-    )
+    return shape_known(tensor) and all(isinstance(d, int) and d >= 0 for d in tensor.shape)
