@@ -12,8 +12,9 @@ import pytest
 from tests.executor.test_runtime import _t, relu_chain
 from xocview.errors import RunError
 from xocview.executor import run
-from xocview.executor.plan import _positions, make_plan
+from xocview.executor.plan import make_plan
 from xocview.executor.registry import KERNELS, Kernel
+from xocview.executor.steps import _positions
 from xocview.formats import registry
 from xocview.model import Graph, Node
 
