@@ -213,24 +213,8 @@ CUSTOM: dict[str, Callable[[], list[Spec]]] = {
     "RMSNormalization": _norm_rows({}),
     "SimplifiedLayerNormalization": _norm_rows({}),
     "LinearAttention": lambda: [
-        c(
-            "empty-batch",
-            F(0, 2, 4),
-            F(0, 2, 4),
-            F(0, 2, 4),
-            q_num_heads=1,
-            kv_num_heads=1,
-            update_rule="linear",
-        ),
-        c(
-            "empty-steps",
-            F(1, 0, 4),
-            F(1, 0, 4),
-            F(1, 0, 4),
-            q_num_heads=1,
-            kv_num_heads=1,
-            update_rule="linear",
-        ),
+        c(name, F(*s), F(*s), F(*s), q_num_heads=1, kv_num_heads=1, update_rule="linear")
+        for name, s in (("empty-batch", (0, 2, 4)), ("empty-steps", (1, 0, 4)))
     ],
     "MatMul": lambda: [
         c("empty-rows", F(0, 3), F(3, 2)),
