@@ -11,6 +11,7 @@ import numpy as np
 from xocview.model import Graph, Hierarchy, Node
 from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
+from xocview.model.group_facts import OpMix, mix_label
 
 __all__ = [
     "BADGE",
@@ -41,8 +42,6 @@ BADGE = 16.0  # the margin a closed group's "+" badge takes, on each side to kee
 # node with a million characters, and its box must still be a box (the Inspector shows more).
 LABEL_CHARS = 48
 ELLIPSIS = "\u2026"
-
-KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
 _Box = tuple[str, str, str, tuple[str, ...], float, float]  # title, detail, category, rows, w, h
@@ -136,13 +135,16 @@ class BoxTexts:
             out.append(text)
         return out
 
+    def op_mix(self) -> OpMix:
+        """Every group's operators, made on the first closed group drawn."""
+        return OpMix.of_graph(self.graph)
+
     def _node(self, i: int, closed: bool) -> _Box:
         node = self.graph.nodes[i]
-        h = self.hierarchy
         rows: tuple[str, ...] = ()
         if closed:  # a group drawn as one box; an open If or Loop heads its frame instead
             title = elide(str(node.metadata.get("name") or node.op_type))
-            detail = f"{int(h.child_count[i])} inside"
+            detail = mix_label(self.op_mix().of(i))  # "Attention: 14 ops"
             cat, kind = "group", KIND_GROUP
         else:
             title, detail = elide(node.op_type), elide(self.details(node))

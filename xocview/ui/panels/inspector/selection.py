@@ -19,6 +19,7 @@ from xocview.model.analyses.summary import GraphSummary, shape_text
 from xocview.ui.commands import perform
 from xocview.ui.document import Document
 from xocview.ui.panels.inspector.cells import Cells, parse_value
+from xocview.ui.panels.inspector.group_rows import group_rows
 
 __all__ = ["attribute_type", "graph_rows", "node_rows", "parse_shape", "tensor_row", "tensor_rows"]
 
@@ -75,14 +76,16 @@ def node_rows(cells: Cells, doc: Document, i: int) -> None:
     if schema is not None:
         in_roles = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
         out_roles = roles(schema.outputs, len(node.outputs), node.metadata.get("omitted_outputs"))
-    ins = cells.row(t, "Inputs", str(len(node.inputs)))
-    for k, role in zip(node.inputs, in_roles, strict=False):
-        tensor_row(cells, ins, doc, k, role)
-    outs = cells.row(t, "Outputs", str(len(node.outputs)))
-    for k, role in zip(node.outputs, out_roles, strict=False):
-        tensor_row(cells, outs, doc, k, role)
+    own_io = bool(node.inputs or node.outputs)  # a scope has none: its border's are listed
+    if own_io or not doc.hierarchy.is_group[i]:
+        ins = cells.row(t, "Inputs", str(len(node.inputs)))
+        for k, role in zip(node.inputs, in_roles, strict=False):
+            tensor_row(cells, ins, doc, k, role)
+        outs = cells.row(t, "Outputs", str(len(node.outputs)))
+        for k, role in zip(node.outputs, out_roles, strict=False):
+            tensor_row(cells, outs, doc, k, role)
     if doc.hierarchy.is_group[i]:
-        cells.row(t, "Group", f"{int(doc.hierarchy.child_count[i])} children")
+        group_rows(cells, doc, i, tensor_row, own_io)
     else:
         cells.row(t, "Category", opfacts.category(node.op_type))
         ops, assumed = opfacts.flops_assuming(g, i, 1)
