@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import html
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,7 @@ __all__ = [
     "Cells",
     "cell_text",
     "parse_value",
+    "tip",
 ]
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1  # ("node" | "tensor", position)
@@ -27,6 +30,10 @@ _FULL_ROLE = Qt.ItemDataRole.UserRole + 2  # the whole text of a cell shown shor
 # value stays in the tooltip up to TOOLTIP_CHARS, and Copy always copies all of it.
 CELL_CHARS = 200
 TOOLTIP_CHARS = 2000
+_PLAIN_TIP = 80  # a tooltip this short stays plain text (one line)
+_WORD = 60  # a run of this many characters without a space gets a break opportunity
+_LONG_WORD = re.compile(rf"\S{{{_WORD + 1},}}")
+_SHORT_NAME = 16  # property names up to this long fit their column: no tooltip
 
 
 class Cells:
@@ -45,7 +52,10 @@ class Cells:
     ) -> QTreeWidgetItem:
         text = str(value)
         item = QTreeWidgetItem([shorten(name, CELL_CHARS), shorten(text, CELL_CHARS)])
-        item.setToolTip(1, text if len(text) <= TOOLTIP_CHARS else shorten(text, TOOLTIP_CHARS))
+        if len(name) > _SHORT_NAME:  # a tensor's or a node's name, which may be cut
+            item.setToolTip(0, tip(name))
+        if text:
+            item.setToolTip(1, tip(text))
         for column, full in ((0, name), (1, text)):
             if len(full) > CELL_CHARS:
                 item.setData(column, _FULL_ROLE, full)
@@ -93,6 +103,20 @@ class Cells:
         """Let the value of ``item`` be edited; ``on_edit(text)`` returns a refusal or None."""
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
         self.editors[id(item)] = on_edit
+
+
+def tip(text: str) -> str:
+    """A tooltip that shows ``text`` whole: a long one as rich text, which Qt wraps to the
+    screen (a plain tooltip runs off it), with a zero-width break every 60 characters of a
+    word, since tensor names and shapes have no spaces to wrap at; line breaks are kept."""
+    if len(text) > TOOLTIP_CHARS:
+        text = shorten(text, TOOLTIP_CHARS)
+    if len(text) <= _PLAIN_TIP and "\n" not in text:
+        return text
+    broken = _LONG_WORD.sub(
+        lambda m: "\u200b".join(m[0][k : k + _WORD] for k in range(0, len(m[0]), _WORD)), text
+    )
+    return f"<p style='white-space:pre-wrap'>{html.escape(broken, quote=False)}</p>"
 
 
 def cell_text(item: QTreeWidgetItem, column: int) -> str:
