@@ -75,7 +75,8 @@ def test_compare_opens_both_sides_with_the_findings_listed(qtbot, window, edited
         NODE_CHANGED,
         "tensor renamed",
     ]
-    assert tab.differences.summary.text().startswith("3 differences")
+    summary = tab.differences.summary.text()
+    assert summary.startswith(f"3 differences from {ALEXNET.name} to {edited.name}: ")
 
 
 def test_clicking_a_finding_selects_its_node_on_both_sides(qtbot, window, edited) -> None:  # type: ignore[no-untyped-def]
@@ -212,12 +213,14 @@ def test_swap_sides_compares_the_other_way_round_in_place(qtbot, window, edited)
     tab = compare(qtbot, window, ALEXNET, edited)
     at, count = window.tabs.currentIndex(), window.tabs.count()
     headers = [w.text() for w in tab.findChildren(QLabel) if w.text().startswith("<b>")]
-    assert headers[:2] == [f"<b>old:</b> {ALEXNET.name}", f"<b>new:</b> {edited.name}"]
+    assert headers[:2] == [f"<b>{ALEXNET.name}</b>", f"<b>{edited.name}</b>"]
     tab.swap_button.click()
     qtbot.waitUntil(lambda: window.tabs.widget(at) is not tab, timeout=30000)
     swapped = window.tabs.widget(at)
     assert isinstance(swapped, CompareTab) and window.tabs.count() == count
     assert swapped.title == f"{edited.name} \u2194 {ALEXNET.name}"
+    headers = [w.text() for w in swapped.findChildren(QLabel) if w.text().startswith("<b>")]
+    assert headers[:2] == [f"<b>{edited.name}</b>", f"<b>{ALEXNET.name}</b>"]
     assert len(swapped.left.doc.graph.nodes) == 39 and len(swapped.right.doc.graph.nodes) == 40
     # what was removed going forward is added going back
     kinds = [f.kind for f in swapped.differences.findings]

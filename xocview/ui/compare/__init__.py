@@ -110,7 +110,7 @@ class Comparer(QObject):
                 Document(d.graph, d.path, d.format, drawing=d.drawing, expanded=set(d.expanded))
                 for d in (new, old)
             )
-            self._open(left, right, diff, at)
+            self._open(left, right, diff, at, (tab.names[1], tab.names[0]))
 
         self._diff_in_thread(new.graph, old.graph, tab.title, documents)
 
@@ -132,10 +132,16 @@ class Comparer(QObject):
         threading.Thread(target=work, name="xocview-compare", daemon=True).start()
 
     def _open(
-        self, old: Document, new: Document, diff: GraphDiff, at: int | None = None
+        self,
+        old: Document,
+        new: Document,
+        diff: GraphDiff,
+        at: int | None = None,
+        names: tuple[str, str] | None = None,
     ) -> CompareTab:
-        """The comparison's tab, added (or put at ``at``, where a swapped one was)."""
-        tab = CompareTab(old, new, diff, self.tabs, self.theme())
+        """The comparison's tab, added (or put at ``at``, where a swapped one was, with the
+        swapped one's ``names`` the other way round)."""
+        tab = CompareTab(old, new, diff, self.tabs, self.theme(), names)
         tab.swap_requested.connect(lambda: self._swap(tab))
         if at is None:
             index = self.tabs.addTab(tab, tab.title)

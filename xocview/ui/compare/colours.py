@@ -43,8 +43,11 @@ def ratio_levels(ratio: np.ndarray, span: float) -> np.ndarray:
 class SideColours:
     """The colours of one side: a tint per drawing (made once per drawing, mode and theme)."""
 
-    def __init__(self, diff: GraphDiff, old_side: bool) -> None:
+    def __init__(
+        self, diff: GraphDiff, old_side: bool, names: tuple[str, str] = ("old", "new")
+    ) -> None:
         self.status = shown_status(diff, old_side)
+        self.names = names  # the files compared, left then right (for the ratio key)
         self.engine = next(iter(diff.times), "")  # the first engine both runs carry times of
         self.ratio = np.full(len(self.status), np.nan)
         self.span = _MIN_SPAN
@@ -72,7 +75,8 @@ class SideColours:
     def paint_key(self, painter: QPainter, viewport: QRect, style: Style) -> None:
         """The key, bottom left of ``viewport`` (viewport pixels)."""
         if self.mode == RATIO:
-            _ratio_key(painter, viewport, style, self.span, engine_label(self.engine))
+            source = engine_label(self.engine)
+            _ratio_key(painter, viewport, style, self.span, source, self.names)
         else:
             _status_key(painter, viewport, style)
 
@@ -107,10 +111,17 @@ def _status_key(painter: QPainter, viewport: QRect, style: Style) -> None:
         x += width + 10
 
 
-def _ratio_key(painter: QPainter, viewport: QRect, style: Style, span: float, source: str) -> None:
+def _ratio_key(
+    painter: QPainter,
+    viewport: QRect,
+    style: Style,
+    span: float,
+    source: str,
+    names: tuple[str, str],
+) -> None:
     metrics = QFontMetricsF(style.detail_font)
     line = metrics.height()
-    title = f"time new/old{f' ({source})' if source else ''}, log scale"
+    title = f"time {names[1]} / {names[0]}{f' ({source})' if source else ''}, log scale"
     width = max(_BAR_W, metrics.horizontalAdvance(title) + 1) + 2 * _PAD
     box = _panel(painter, viewport, style, width, 2 * _PAD + 2 * line + _BAR_H + 4)
     painter.setPen(style.text)

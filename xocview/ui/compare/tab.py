@@ -1,4 +1,5 @@
-"""A comparison in a tab: the old graph left, the new right, the differences below.
+"""A comparison in a tab: the current tab's graph left, the picked file's right, the
+differences below; headers, summary and keys name the two files (``side_names``).
 
 Both sides are views of documents of their own (the old side a snapshot of the tab it came
 from, so that editing that tab leaves the comparison as it was made). A colour selector offers
@@ -20,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from xocview.errors import shorten
 from xocview.model.analyses.diff import GraphDiff
 from xocview.model.analyses.profile import engine_label
 from xocview.ui.compare.colours import DIFFERENCES, RATIO, SideColours
+from xocview.ui.compare.names import side_names
 from xocview.ui.compare.side import SideView
 from xocview.ui.compare.sync import ViewSync
 from xocview.ui.document import Document
@@ -47,40 +48,46 @@ class CompareTab(QWidget):
         diff: GraphDiff,
         parent: QWidget | None = None,
         theme_name: str = "light",
+        names: tuple[str, str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.diff = diff
+        # what the sides are called: the files' names (told apart when they are alike)
+        self.names = names or side_names((old.path, old.title), (new.path, new.title))
         for doc in (old, new):
             doc.set_colour_by("category")  # the comparison's colours, not a heat map
-        self.colours = (SideColours(diff, True), SideColours(diff, False))
+        self.colours = (SideColours(diff, True, self.names), SideColours(diff, False, self.names))
         self.left = SideView(old, self.colours[0], self, theme_name)
         self.right = SideView(new, self.colours[1], self, theme_name)
         self.sync = ViewSync(self.left, self.right, diff)
         self.differences = DifferencesPanel(self)
-        self.differences.show_diff(diff)
+        self.differences.show_diff(diff, self.names)
         self.differences.chosen.connect(self.sync.show_finding)
         self.mode = QComboBox(self)
         self.mode.addItem("Colour: differences", DIFFERENCES)
         engine = self.colours[0].engine
         if engine:
-            self.mode.addItem(f"Colour: time new/old ({engine_label(engine)})", RATIO)
+            right, left = self.names[1], self.names[0]
+            self.mode.addItem(f"Colour: time {right} / {left} ({engine_label(engine)})", RATIO)
             self.mode.setCurrentIndex(1)
         self.mode.currentIndexChanged.connect(self._mode_chosen)
         self._layout(old, new)
 
     def active_side(self) -> SideView:
-        """The side that has the keyboard focus, else the old graph's."""
+        """The side that has the keyboard focus, else the left one."""
         return self.right if self.right.hasFocus() else self.left
 
     def _layout(self, old: Document, new: Document) -> None:
         header = QHBoxLayout()
-        for doc, side in ((old, "old"), (new, "new")):
-            label = QLabel(f"<b>{side}:</b> {escape(shorten(doc.title, 80))}", self)
+        for doc, name in zip((old, new), self.names, strict=True):
+            label = QLabel(f"<b>{escape(name)}</b>", self)
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setToolTip(str(doc.path) if doc.path is not None else doc.title)
             header.addWidget(label, 1)
         self.swap_button = QPushButton("Swap Sides", self)
-        self.swap_button.setToolTip("Compare the other way round: the new graph as the old")
+        self.swap_button.setToolTip(
+            f"Compare the other way round: {self.names[1]} first, then {self.names[0]}"
+        )
         self.swap_button.clicked.connect(self.swap_requested)
         header.addWidget(self.swap_button)
         header.addWidget(self.mode)
@@ -99,7 +106,7 @@ class CompareTab(QWidget):
 
     @property
     def title(self) -> str:
-        return f"{self.left.doc.title} \u2194 {self.right.doc.title}"
+        return f"{self.names[0]} \u2194 {self.names[1]}"
 
     def set_mode(self, mode: str) -> None:
         """Colour by DIFFERENCES or, when both runs carry times, by their RATIO."""

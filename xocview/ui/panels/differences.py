@@ -29,6 +29,7 @@ class DifferencesPanel(QWidget):
         self.findings: list[Finding] = []
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)  # file names are not markup
         self.tree = QTreeWidget(self)
         self.tree.setHeaderHidden(True)
         self.tree.setUniformRowHeights(True)  # thousands of rows scroll smoothly
@@ -39,16 +40,20 @@ class DifferencesPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.tree)
 
-    def show_diff(self, diff: GraphDiff) -> None:
-        """Fill the list with ``diff``'s findings."""
+    def show_diff(self, diff: GraphDiff, names: tuple[str, str] = ("old", "new")) -> None:
+        """Fill the list with ``diff``'s findings; the summary names the two files."""
         self.tree.clear()
         self.findings = list(diff.findings)
         counts = diff.counts()
         if diff.equal:
-            self.summary.setText(f"The graphs are equal ({diff.matched_nodes()} nodes matched).")
+            self.summary.setText(
+                f"{names[0]} and {names[1]} are equal ({diff.matched_nodes()} nodes matched)."
+            )
         else:
             parts = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
-            self.summary.setText(f"{len(self.findings)} differences: {parts}")
+            self.summary.setText(
+                f"{len(self.findings)} differences from {names[0]} to {names[1]}: {parts}"
+            )
         by_kind: dict[str, QTreeWidgetItem] = {}
         for kind in KINDS:
             if counts[kind]:
