@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -13,8 +15,10 @@ from tests.conftest import REPO
 from tests.perf.onnx_models import transformer_like
 from xocview.formats import load
 from xocview.model import Graph, Hierarchy, visible_graph
+from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.view import LEGIBLE_SCALE, GraphView
 from xocview.ui.document import initial_expanded
+from xocview.ui.first_view import MIN_BOXES, boxes_of, first_view_state, fits
 from xocview.ui.headless import render_file
 
 SAMPLES = REPO / "sample_graphs"
@@ -27,21 +31,41 @@ def torch_like(tmp_path: Path, num_nodes: int = 400) -> Path:
     return path
 
 
+def flat_long(tmp_path: Path, num_nodes: int = 300) -> Path:
+    """The same blocks without scopes: a flat graph too tall to read at fit."""
+    model = transformer_like(num_nodes)
+    for i, node in enumerate(model.graph.node):
+        node.name = f"n{i}"
+    path = tmp_path / "flat_long.onnx"
+    onnx.save(model, path)
+    return path
+
+
 def boxes(graph: Graph, expanded: set[str]) -> int:
     return len(visible_graph(graph, expanded, tensor_kinds=()).node_items)
 
 
-def test_a_torch_export_opens_at_a_readable_level(tmp_path: Path) -> None:
+def drawn(graph: Graph, expanded: set[str]) -> Drawing:
+    return build_drawing(graph, expanded)
+
+
+def test_a_torch_export_opens_at_the_deepest_level_that_fits(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """40 scoped blocks: the first view fits the window at a readable zoom, shows more than a
+    handful of boxes, opens repeated blocks alike, and no further opening would still fit."""
     graph = load(torch_like(tmp_path))
     h = Hierarchy(graph)
-    assert h.is_group.any()
-    leaves = int((~h.is_group).sum())
-    assert boxes(graph, set()) < 100 < leaves  # all closed: too few; all open: too many
-    expanded = initial_expanded(graph, h)
-    assert 10 <= boxes(graph, expanded) <= 400
-    # whole levels open: every block shows the same way
-    layers = [g for g in range(len(graph.nodes)) if h.is_group[g] and h.depth[g] == 0]
-    assert all(graph.nodes[g].id in expanded for g in layers)
+    expanded, drawing = first_view_state(graph, h)
+    assert drawing is not None and fits(drawing) and boxes_of(drawing) >= MIN_BOXES
+    names = {graph.nodes[g].id: g for g in np.flatnonzero(h.is_group).tolist()}
+    classes: dict[str, set[str]] = {}  # repeated blocks: one id but for the numbers
+    for g in np.flatnonzero(h.is_group).tolist():
+        classes.setdefault(re.sub(r"\d+", "#", graph.nodes[g].id), set()).add(graph.nodes[g].id)
+    for ids in classes.values():
+        assert len({i in expanded for i in ids}) == 1  # blocks alike
+        parents = {int(h.parent[names[i]]) for i in ids}
+        if ids <= expanded or any(p >= 0 and graph.nodes[p].id not in expanded for p in parents):
+            continue
+        assert not fits(drawn(graph, expanded | ids)), ids  # opening further overflows
 
 
 def test_one_group_around_everything_is_opened(tmp_path: Path) -> None:
@@ -52,17 +76,13 @@ def test_one_group_around_everything_is_opened(tmp_path: Path) -> None:
     edits.group_nodes(graph, top)
     h = Hierarchy(graph)
     assert int((h.parent < 0).sum()) == 1
-    assert boxes(graph, initial_expanded(graph, h)) > 1
+    assert boxes(graph, initial_expanded(graph, h)) >= MIN_BOXES
 
 
-def test_a_deep_model_opens_on_its_layers_not_on_a_handful_of_boxes(tmp_path: Path) -> None:
-    """GPT-2's exports put 272 layers (and the mask and embedding nodes) in one transformer
-    scope, beside the inputs, the head and the output: more than FIRST_VIEW_BOXES, yet five
-    boxes tell nothing. A level within LEVEL_LIMIT opens when the view has fewer than
-    FEW_BOXES boxes; its layers stay closed."""
-    from xocview.model.sections import LEVEL_LIMIT
-    from xocview.ui.first_view import FEW_BOXES, FIRST_VIEW_BOXES
-
+def test_a_deep_model_opens_on_more_than_a_handful_of_boxes(tmp_path: Path) -> None:
+    """GPT-2's exports put 272 layers in one transformer scope, beside the inputs, the head
+    and the output: five boxes tell nothing, so the transformer opens although its layers
+    cannot fit; they stay closed."""
     model = transformer_like(3200)  # 320 layers
     for node in model.graph.node:
         if node.name.startswith("/layers"):
@@ -71,11 +91,10 @@ def test_a_deep_model_opens_on_its_layers_not_on_a_handful_of_boxes(tmp_path: Pa
     onnx.save(model, path)
     graph = load(path)
     h = Hierarchy(graph)
-    closed = boxes(graph, set())
-    assert closed < FEW_BOXES
+    assert boxes(graph, set()) < MIN_BOXES
     expanded = initial_expanded(graph, h)
-    assert expanded == {"/transformer"}
-    assert FIRST_VIEW_BOXES < boxes(graph, expanded) <= LEVEL_LIMIT
+    assert "/transformer" in expanded
+    assert not any(e.startswith("/transformer/layers") for e in expanded)
 
 
 def test_a_flat_graph_shows_every_node() -> None:
@@ -85,11 +104,15 @@ def test_a_flat_graph_shows_every_node() -> None:
     assert boxes(graph, initial_expanded(graph, h)) == len(graph.nodes)
 
 
-def test_a_small_grouped_graph_opens_fully() -> None:
+def test_a_small_grouped_graph_opens_until_it_shows_enough_boxes() -> None:
+    """Encoder, two layers, attention and MLP blocks: seven boxes with everything closed and
+    2,400 px tall fully open; the layers open (more than a handful of boxes), their blocks
+    stay closed."""
     graph = load(SAMPLES / "tiny_transformer.json")
     h = Hierarchy(graph)
-    groups = {graph.nodes[g].id for g in range(len(graph.nodes)) if h.is_group[g]}
-    assert groups and initial_expanded(graph, h) == groups
+    expanded = initial_expanded(graph, h)
+    assert expanded == {"encoder", "layer0", "layer1"}
+    assert boxes(graph, expanded) >= MIN_BOXES > boxes(graph, {"encoder"})
 
 
 def test_render_of_a_torch_export_is_not_a_line(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +124,7 @@ def test_render_of_a_torch_export_is_not_a_line(qapp, tmp_path: Path) -> None:  
 
 
 def test_a_big_graph_opens_legible_on_its_inputs(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    view = window.add_document(load(torch_like(tmp_path)), None)
+    view = window.add_document(load(flat_long(tmp_path)), None)
     assert view.scale_factor == pytest.approx(1.0)
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     d = view.doc.drawing
@@ -122,7 +145,7 @@ def test_a_small_graph_opens_at_fit(qtbot, window) -> None:  # type: ignore[no-u
 
 
 def test_a_click_in_the_minimap_moves_the_view(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    view: GraphView = window.add_document(load(torch_like(tmp_path)), None)
+    view: GraphView = window.add_document(load(flat_long(tmp_path)), None)
     minimap = view.minimap
     assert minimap.isVisible() and minimap.height() > 20
 
@@ -152,7 +175,7 @@ def test_an_idle_canvas_with_its_minimap_paints_no_more_frames(
     from xocview.ui.canvas.painter import labels_placed
     from xocview.ui.canvas.style import theme
 
-    view: GraphView = window.add_document(load(torch_like(tmp_path)), None)
+    view: GraphView = window.add_document(load(flat_long(tmp_path)), None)
     qtbot.waitUntil(view.minimap.isVisible)
     view.viewport().grab()  # asks for the labels, placed in a worker: wait for them first
     qtbot.waitUntil(lambda: labels_placed(view.doc.drawing, theme(view.theme_name)), timeout=20000)

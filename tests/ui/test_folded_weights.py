@@ -19,15 +19,16 @@ from xocview.ui.canvas.drawing import CONSTANT_OPS, KIND_TENSOR, ROW_H, Drawing,
 from xocview.ui.canvas.painter import LOD_DETAIL, paint_drawing
 from xocview.ui.canvas.style import theme
 from xocview.ui.canvas.view import GraphView
-from xocview.ui.document import initial_expanded
 
 SAMPLES = REPO / "sample_graphs"
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
 
 def _load(path: Path) -> tuple[Graph, set[str]]:
+    """The graph with every group open, so that every weight's reader is a box."""
     graph, _fmt = load_source(Source(path))
-    return graph, set(initial_expanded(graph, Hierarchy(graph)))
+    h = Hierarchy(graph)
+    return graph, {graph.nodes[g].id for g in range(len(graph.nodes)) if h.is_group[g]}
 
 
 def _weight_items(graph: Graph, d: Drawing) -> list[int]:

@@ -10,6 +10,7 @@ from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import lightnet, nnvm, onnx, xoc
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
+from xocview.model.clusters import add_cluster_groups
 from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.gc_pause import gc_paused
 from xocview.model.sections import add_section_groups, without_sections
@@ -56,13 +57,15 @@ def load_source(source: Source) -> tuple[Graph, ModuleType]:
     """The graph in ``source`` and the format that read it; the file is read once, whoever
     asked for its bytes first (the GUI wants the format's name too). Raises as ``load``.
 
-    Levels too big to draw at once (a flat CNN export) get derived section groups, whatever the
-    format; ``check`` reads the file as it is, without them."""
+    Levels too big to draw at once (a flat CNN export) get derived section groups, and runs of
+    loose operators beside scope groups derived cluster groups, whatever the format; ``check``
+    reads the file as it is, without them."""
     with gc_paused():  # parsing and building allocate ~1M containers; see gc_pause.py
         fmt = detect(source)
         graph = fmt.load(source)
         if not getattr(fmt, "EXPANDS_DOTTED_KEYS", False):
             _expand_metadata(graph)
+        add_cluster_groups(graph)
         add_section_groups(graph)
     return graph, fmt
 

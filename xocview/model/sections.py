@@ -19,7 +19,14 @@ from xocview.model.boxes import box_weights
 from xocview.model.graph import Graph, Node
 from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["FANOUT", "LEVEL_LIMIT", "SECTION_BOXES", "add_section_groups", "without_sections"]
+__all__ = [
+    "DRAWN_ONLY",
+    "FANOUT",
+    "LEVEL_LIMIT",
+    "SECTION_BOXES",
+    "add_section_groups",
+    "without_sections",
+]
 
 LEVEL_LIMIT = 400  # a level of more boxes than this is split
 SECTION_BOXES = 180  # a part holds at most about this many boxes (give or take the window)
@@ -27,6 +34,7 @@ FANOUT = 32  # a level needing more parts than this gets parts of parts
 WINDOW = 0.15  # a cut moves up to this fraction of a part's size to find a narrow point
 
 _I = np.int64
+DRAWN_ONLY = frozenset({"section", "cluster"})  # derived groups no file keeps
 _Part = tuple[int, int, list["_Part"]]  # [start, stop) in the level's order, its own parts
 
 
@@ -343,10 +351,10 @@ def _replace_children(group: Node, moved: set[str], part_ids: list[str]) -> None
 
 
 def without_sections(graph: Graph) -> Graph:
-    """``graph`` as its file had it: derived section groups removed and their members given
-    back to the section's parent. Sections are a way of drawing a crowded level, made again
-    on every load, so that saving never writes them into a file."""
-    sections = {n.id: n for n in graph.nodes if n.metadata.get("derived") == "section"}
+    """``graph`` as its file had it: derived section and cluster groups (``DRAWN_ONLY``)
+    removed and their members given back to the group's parent. They are a way of drawing,
+    made again on every load, so that saving never writes them into a file."""
+    sections = {n.id: n for n in graph.nodes if n.metadata.get("derived") in DRAWN_ONLY}
     if not sections:
         return graph
 

@@ -1,39 +1,180 @@
-"""Which groups a graph opens with: whole levels of its hierarchy while the boxes drawn stay
-few enough to read at first sight."""
+"""Which groups a graph opens with.
+
+A graph with a hierarchy of its own (scopes, functions, XOC groups, bodies) opens at the
+deepest level whose drawing fits a window at a zoom where box titles read (``FIT``), tried by
+laying it out; a flat graph split into derived sections opens its parts while the boxes stay
+few enough to read at first sight.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
 
 import numpy as np
 
 from xocview.model import Graph, Hierarchy
 from xocview.model.boxes import box_weights
 from xocview.model.sections import LEVEL_LIMIT
+from xocview.ui.canvas.drawing import KIND_GROUP, KIND_NODE, Drawing, build_drawing
 
-__all__ = ["FIRST_VIEW_BOXES", "initial_expanded"]
+__all__ = [
+    "FIRST_VIEW_BOXES",
+    "FIT",
+    "MIN_BOXES",
+    "boxes_of",
+    "first_view_state",
+    "fits",
+    "initial_expanded",
+]
 
-FIRST_VIEW_BOXES = 300  # the first view opens groups while at most this many boxes show
+FIRST_VIEW_BOXES = 300  # sections open while at most this many boxes show
 FEW_BOXES = 10  # ... but a view of fewer boxes opens a level of up to LEVEL_LIMIT boxes
+# The drawing of a first view fits this (layout units = pixels at 100%): a 1,300 x 800 canvas
+# at zoom 0.7, where 10 pt titles are about 9 px tall.
+FIT = (1860.0, 1140.0)
+MIN_BOXES = 8  # a first view shows at least this many boxes when the graph has them
+TRIALS = 24  # layouts tried at most: the first view of a 100k-node graph stays prompt
+TRY_BOXES = 260  # an opening that would draw more boxes than this cannot fit: not tried
+
+Layout = Callable[[set[str]], Drawing]
 
 
-def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
-    """Groups open at first sight: from the top down, a level at a time, while the boxes fit.
+def initial_expanded(graph: Graph, h: Hierarchy, layout: Layout | None = None) -> set[str]:
+    """Groups open at first sight (see the module's docstring)."""
+    return first_view_state(graph, h, layout)[0]
 
-    A level of groups opens when the boxes stay within ``FIRST_VIEW_BOXES`` after it (a level
-    opens whole, so that repeated blocks look alike); a group that is the only box on screen
-    always opens, and so does a group whose opening adds no box (a single-child chain), so the
-    first view is never one lonely box; nor a handful: a view of fewer than ``FEW_BOXES`` boxes
-    opens a level that stays within ``LEVEL_LIMIT`` (the most a level draws before sections
-    split it), so a 272-layer GPT-2 opens on its layers, not on one "transformer" box. Derived
-    sections (``model/sections.py``) are the one
-    exception: they open one by one in their order while the boxes fit, so that a flat graph
-    opens on its inputs (of parts made of parts only the first, on the way down to nodes).
-    The count follows ``visible_graph`` (an expanded group becomes a frame, or stays a box when
-    it has inputs or outputs of its own: If, Loop) without the constants that the drawing folds
-    into their readers (``box_weights``).
-    """
-    n = len(graph.nodes)
+
+def first_view_state(
+    graph: Graph, h: Hierarchy, layout: Layout | None = None
+) -> tuple[set[str], Drawing | None]:
+    """The groups open at first sight, and their drawing when it was laid out to choose them
+    (``layout`` lays out a set of open groups; by default ``build_drawing``)."""
     if not h.is_group.any():
-        return set()
+        return set(), None
+    section = np.fromiter(
+        (nd.metadata.get("derived") == "section" for nd in graph.nodes), bool, len(graph.nodes)
+    )
+    if not (h.is_group & ~section).any():
+        return _by_boxes(graph, h, section.tolist()), None
+    return _Fitting(graph, h, layout or (lambda e: build_drawing(graph, e))).run()
+
+
+def boxes_of(d: Drawing) -> int:
+    return int(((d.kind == KIND_NODE) | (d.kind == KIND_GROUP)).sum())
+
+
+def fits(d: Drawing) -> bool:
+    return d.width <= FIT[0] and d.height <= FIT[1]
+
+
+class _Fitting:
+    """Opens groups a class at a time (repeated blocks alike: ``layer.0`` .. ``layer.11`` of
+    one parent), the classes holding most of the graph first, keeping an opening when the
+    drawing still fits. The opening of the first levels is forced while fewer than
+    ``MIN_BOXES`` boxes show, so that the first view is never one lonely box."""
+
+    def __init__(self, graph: Graph, h: Hierarchy, layout: Layout) -> None:
+        n = len(graph.nodes)
+        self.graph, self.h, self.layout = graph, h, layout
+        index = graph.index
+        has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
+        weight = box_weights(graph, h)
+        inside = np.bincount(h.parent + 1, weights=weight, minlength=n + 1).astype(np.int64)
+        self.grows = inside[1:] - np.where(has_io, 0, 1)  # boxes added by opening a group
+        self.top_count = int(inside[0])
+        self.size = _subtree_sizes(h, weight)
+        order = np.argsort(h.parent, kind="stable")
+        ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
+        self.kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
+
+    def group_kids(self, g: int) -> list[int]:
+        return [int(c) for c in self.kids[g + 1] if self.h.is_group[c]]
+
+    def run(self) -> tuple[set[str], Drawing | None]:
+        self.expanded: set[str] = set()
+        self.count = self.top_count
+        self.frontier = self.group_kids(-1)
+        self.open_chains()
+        drawing = self.layout(self.expanded)
+        tries = 0
+        refused: set[int] = set()  # groups whose opening made the drawing overflow
+        while fits(drawing) and tries < TRIALS:
+            opened = False
+            for cls in _classes(self.graph, self.frontier, self.h, self.size):
+                if (
+                    cls[0] in refused
+                    or self.count + int(self.grows[cls].sum()) > TRY_BOXES
+                    or tries >= TRIALS
+                ):
+                    continue
+                tries += 1
+                trial = self.expanded | {self.graph.nodes[g].id for g in cls}
+                d = self.layout(trial)
+                if fits(d):
+                    self.open(cls)
+                    self.open_chains()
+                    drawing = d if self.expanded == trial else self.layout(self.expanded)
+                    opened = True
+                    break
+                refused.update(cls)
+            if not opened:
+                break
+        if self.count < MIN_BOXES and self.frontier:
+            self.open_smallest_levels()
+            drawing = self.layout(self.expanded)
+        return self.expanded, drawing
+
+    def open(self, groups: list[int]) -> None:
+        self.expanded.update(self.graph.nodes[g].id for g in groups)
+        self.count += int(self.grows[groups].sum())
+        self.frontier = [g for g in self.frontier if g not in groups] + [
+            c for g in groups for c in self.group_kids(g)
+        ]
+
+    def open_chains(self) -> None:
+        """Open what adds no box (a group around a single child, a group around everything),
+        until nothing is left to open that way."""
+        while chains := [g for g in self.frontier if self.grows[g] <= 0 or self.count <= 1]:
+            self.open(chains)
+
+    def open_smallest_levels(self) -> None:
+        """Too few boxes fit: open the classes that add fewest boxes until ``MIN_BOXES`` show
+        (a lone box tells nothing, even when the drawing then overflows the window)."""
+        while self.count < MIN_BOXES and self.frontier:
+            classes = _classes(self.graph, self.frontier, self.h, self.size)
+            self.open(min(classes, key=lambda cls: int(self.grows[cls].sum())))
+            self.open_chains()
+
+
+def _subtree_sizes(h: Hierarchy, weight: np.ndarray) -> np.ndarray:
+    """Boxes under each node when everything is open (a leaf: its own weight)."""
+    size = np.where(h.is_group, 0.0, weight).astype(np.float64)
+    for depth in range(int(h.depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(h.depth == depth)
+        np.add.at(size, h.parent[at], size[at])
+    return size
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _classes(graph: Graph, frontier: list[int], h: Hierarchy, size: np.ndarray) -> list[list[int]]:
+    """The frontier's groups in classes of repeated blocks (one depth, one id but for its
+    numbers: ``/encoder/layer.0/attn`` and ``/encoder/layer.1/attn``), the classes holding
+    most boxes first."""
+    by_key: dict[tuple[int, str], list[int]] = {}
+    for g in frontier:
+        key = (int(h.depth[g]), _DIGITS.sub("#", graph.nodes[g].id))
+        by_key.setdefault(key, []).append(g)
+    return sorted(by_key.values(), key=lambda cls: -float(size[cls].sum()))
+
+
+def _by_boxes(graph: Graph, h: Hierarchy, section: list[bool]) -> set[str]:
+    """Derived sections of a flat graph: whole levels while the boxes fit, sections one by one
+    in their order (so that the graph opens on its inputs; of parts made of parts only the
+    first, on the way down to nodes)."""
+    n = len(graph.nodes)
     index = graph.index
     has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
     weight = box_weights(graph, h)
@@ -41,7 +182,6 @@ def initial_expanded(graph: Graph, h: Hierarchy) -> set[str]:
     order = np.argsort(h.parent, kind="stable")
     ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
     kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
-    section = [nd.metadata.get("derived") == "section" for nd in graph.nodes]
     count = int(inside[0])
     expanded: set[str] = set()
     level = [int(g) for g in kids[0] if h.is_group[g]]

@@ -12,7 +12,7 @@ from xocview.formats import load
 from xocview.model import Hierarchy
 from xocview.model.gc_pause import gc_paused
 from xocview.ui.canvas.drawing import build_drawing
-from xocview.ui.first_view import initial_expanded
+from xocview.ui.first_view import first_view_state
 from xocview.ui.render import render_to_file
 
 __all__ = ["ensure_gui_application", "render_file"]
@@ -58,7 +58,13 @@ def render_file(
             if h.is_group[i] and h.depth[i] < level
         }
     else:
-        expanded = initial_expanded(graph, h)
+        expanded = None
     with gc_paused():  # see RelayoutJob.run: a full collection mid-layout costs half a second
-        drawing = build_drawing(graph, expanded, direction=direction)
+        drawing = None
+        if expanded is None:  # the first view the window opens with
+            expanded, drawing = first_view_state(
+                graph, h, lambda e: build_drawing(graph, e, direction=direction)
+            )
+        if drawing is None:
+            drawing = build_drawing(graph, expanded, direction=direction)
     return render_to_file(drawing, target, theme, scale)

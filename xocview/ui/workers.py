@@ -24,7 +24,7 @@ from xocview.model import Graph, Hierarchy
 from xocview.model.gc_pause import gc_paused
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.failure_text import failure_message, internal_error
-from xocview.ui.first_view import initial_expanded
+from xocview.ui.first_view import first_view_state
 from xocview.ui.load_process import ChildLoad, reads_apart
 from xocview.ui.progress import Cancelled, WorkProgress
 
@@ -83,9 +83,14 @@ class LoadJob:
                 graph, fmt = self._read()
                 self.progress.check()
                 hierarchy = Hierarchy.of(graph)
-                expanded = initial_expanded(graph, hierarchy)
                 with gc_paused():
-                    drawing = build_drawing(graph, expanded, progress=self.progress)
+                    expanded, drawing = first_view_state(
+                        graph,
+                        hierarchy,
+                        lambda e: build_drawing(graph, e, progress=self.progress),
+                    )
+                    if drawing is None:
+                        drawing = build_drawing(graph, expanded, progress=self.progress)
                 self.progress.check()
                 # the panels' whole-graph facts come after the first paint (Document)
                 facts: dict[str, object] = {}
