@@ -355,6 +355,14 @@ class Document(HeatColouring, QObject):
         self.also_selected = []
         self.selection_changed.emit()
 
+    def selected_key(self) -> str | None:
+        """The id of the selected node or tensor, or None."""
+        if 0 <= self.selected_node < len(self.graph.nodes):
+            return self.graph.nodes[self.selected_node].id
+        if 0 <= self.selected_tensor < len(self.graph.tensors):
+            return self.graph.tensors[self.selected_tensor].id
+        return None
+
     def selected_item(self) -> int:
         """The drawing item of the selection, or -1 when it has none (hidden, or nothing)."""
         d = self.drawing

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from xocview import __version__
 from xocview.errors import XocviewError
 from xocview.ui.actions import add_action, make_menus
-from xocview.ui.canvas.view import GraphView
+from xocview.ui.canvas.view import GraphView, ViewPlace
 from xocview.ui.compare import Comparer, CompareTab
 from xocview.ui.guard import relay
 from xocview.ui.importing import ProfileImporter
@@ -68,6 +68,7 @@ class MainWindow(OpeningWindow):
         self.ask_unsaved: AskUnsaved = ask_unsaved
         self.undo_group = QUndoGroup(self)
         self.jobs: list[LoadJob] = []
+        self.reloading: dict[Path, tuple[ViewPlace, int]] = {}
         self.open_failures = OpenFailures(self)  # one list for files that fail, not a box each
         self.tabs = QTabWidget(self)
         self.tabs.setTabsClosable(True)
@@ -180,11 +181,16 @@ class MainWindow(OpeningWindow):
     # -- reloading, closing and saving tabs ----------------------------------------------------
 
     def reload(self) -> None:
+        """Read the file again into the same tab's place, keeping the open groups, the
+        selection, the zoom and the part of the graph on screen."""
         view = self._view()
         if view is not None and view.doc.path is not None:
             index = self.tabs.currentIndex()
-            self.close_tab(index)
-            self.open_path(view.doc.path)
+            place = view.place()
+            path = view.doc.path
+            if self.close_tab(index):
+                self.reloading[path] = (place, index)
+                self.open_path(path)
 
     def close_tab(self, index: int) -> bool:
         """Close a tab, asking first when it has unsaved changes; False when cancelled."""

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from xocview.model import Graph
 from xocview.ui.actions import Menus
 from xocview.ui.canvas.drawing import Drawing
-from xocview.ui.canvas.view import GraphView
+from xocview.ui.canvas.view import GraphView, ViewPlace
 from xocview.ui.document import Document
 from xocview.ui.open_failures import OpenFailures
 from xocview.ui.recent_files import RecentFiles
@@ -48,6 +48,7 @@ class OpeningWindow(QMainWindow):
     theme_name: str
     errors: list[str]
     jobs: list[LoadJob]
+    reloading: dict[Path, tuple[ViewPlace, int]]  # files being read again: place, tab index
 
     def _make_busy_bar(self) -> None:
         """The status bar's text, progress bar and Cancel, hidden until a load or layout runs."""
@@ -181,7 +182,12 @@ class OpeningWindow(QMainWindow):
         if open_view is not None:
             self.tabs.setCurrentWidget(open_view)
             return
-        self.add_document(graph, job.path, drawing, expanded, fmt, facts)
+        view = self.add_document(graph, job.path, drawing, expanded, fmt, facts)
+        back = self.reloading.pop(job.path, None)
+        if back is not None:  # a reload: the same tab's place and the user's place in it
+            place, index = back
+            self.tabs.tabBar().moveTab(self.tabs.indexOf(view), min(index, self.tabs.count() - 1))
+            view.restore(place)
 
     def _failed(self, job: LoadJob, message: str) -> None:
         self._finish(job)
