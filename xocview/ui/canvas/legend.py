@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QRect, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
 
 from xocview.model.analyses.metrics import METRIC_MODE
@@ -45,20 +46,30 @@ def legend_title(heat: HeatLevels, mode: str) -> str:
 
 
 def paint_legend(
-    painter: QPainter, viewport: QRect, heat: HeatLevels, mode: str, style: Style
-) -> None:
-    """A gradient bar with the range's ends, bottom left of ``viewport``, under a title that
-    names the measure, its source (the engine of measured times) and the scale."""
+    painter: QPainter,
+    viewport: QRect,
+    heat: HeatLevels,
+    mode: str,
+    style: Style,
+    place: Callable[[QSizeF], QRectF] | None = None,
+) -> QRectF:
+    """A gradient bar with the range's ends under a title that names the measure, its source
+    (the engine of measured times) and the scale; bottom left of ``viewport``, or where
+    ``place(size)`` puts it (the minimap's ``place_legend``: out of the way of the box under
+    the cursor). Returns where it was painted."""
     font = style.detail_font
     metrics = QFontMetricsF(font)
     line = metrics.height()
     title = legend_title(heat, mode)
-    box = QRectF(
-        viewport.left() + 12,
-        viewport.bottom() - 12 - (_PAD * 2 + line * 2 + _BAR_H + 4),
+    size = QSizeF(
         max(_BAR_W, metrics.horizontalAdvance(title) + 1) + 2 * _PAD,
         _PAD * 2 + line * 2 + _BAR_H + 4,
     )
+    if place is not None:
+        box = place(size)
+    else:
+        box = QRectF(viewport.left() + 12, viewport.bottom() - 12 - size.height(), 0, 0)
+        box.setSize(size)
     back = QColor(style.background)
     back.setAlpha(225)
     painter.setPen(QPen(style.frame, 1))
@@ -84,3 +95,4 @@ def paint_legend(
         painter.drawText(labels, Qt.AlignmentFlag.AlignRight, format_value(heat.high, mode))
     else:
         painter.drawText(labels, Qt.AlignmentFlag.AlignHCenter, "no values yet")
+    return box

@@ -1,6 +1,8 @@
 """The minimap: the whole drawing scaled down in a corner of the canvas, with the viewport.
 
-A click or a drag in it centres the view there. The picture is the overview's, painted once
+A click or a drag in it centres the view there. It never covers the box under the cursor or
+the selected box: it steps to another corner of the canvas (as does the heat legend, which it
+places too: ``place_legend``). The picture is the overview's, painted once
 per drawing, theme and colouring, so a frame of the minimap costs one image and a rectangle.
 For a big drawing the picture is painted in a worker thread (half a second for 12k boxes and
 14k edges, which the GUI thread spent after every expand or collapse); the minimap shows its
@@ -13,10 +15,11 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
+from xocview.ui.canvas.corners import BOTTOM_LEFT, BOTTOM_RIGHT, TOP_LEFT, TOP_RIGHT, place
 from xocview.ui.canvas.drawing import Drawing, edge_points
 from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, render_overview
@@ -36,6 +39,9 @@ _PAD = 4
 # painted at once; others in a worker (a 304-box first view of a 272-layer GPT-2 has routes
 # of 576 corners along its columns).
 _QUICK_POINTS = 20_000
+# the corners each overlay tries, in order: the minimap bottom right, the legend bottom left
+MINIMAP_CORNERS = (BOTTOM_RIGHT, BOTTOM_LEFT, TOP_RIGHT, TOP_LEFT)
+LEGEND_CORNERS = (BOTTOM_LEFT, TOP_LEFT, BOTTOM_RIGHT, TOP_RIGHT)
 
 
 class Minimap(QWidget):
@@ -49,7 +55,11 @@ class Minimap(QWidget):
         self._picture: tuple[tuple[object, ...], QImage] | None = None
         self._pending: tuple[object, ...] | None = None
         self._followed: tuple[object, ...] = ()
+        self._cursor: QPointF | None = None  # over the canvas, in viewport pixels
+        self._clear: tuple[tuple[float, float, float, float], ...] = ()  # keep_clear() last
+        self.legend_rect = QRectF()  # where the legend was painted last (viewport pixels)
         self._painted.connect(self._take)
+        view.viewport().installEventFilter(self)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
 
@@ -76,6 +86,7 @@ class Minimap(QWidget):
             seen.getRect(),
             view.viewport().size().toTuple(),
             view.overlays["minimap"],
+            self._clear_key(),
         )
         if state == self._followed:
             return
@@ -88,13 +99,63 @@ class Minimap(QWidget):
         self.update()
 
     def place(self) -> None:
-        """Size to the drawing's shape and sit in the bottom right corner of the viewport."""
+        """Size to the drawing's shape and sit in the bottom right corner of the viewport, or
+        the first other corner where it covers neither the box under the cursor nor the
+        selected one."""
         d = self.view.doc.drawing
         s = self._scale()
         w = max(24, round(d.width * s)) + 2 * _PAD
         h = max(24, round(d.height * s)) + 2 * _PAD
-        port = self.view.viewport().geometry()
-        self.setGeometry(port.right() - w - 8, port.bottom() - h - 8, w, h)
+        port = QRectF(self.view.viewport().rect())
+        at = place(port, QSizeF(w, h), MINIMAP_CORNERS, self.keep_clear())
+        offset = self.view.viewport().geometry().topLeft()  # viewport pixels -> the view's
+        self.setGeometry(at.toRect().translated(offset))
+
+    def place_legend(self, size: QSizeF) -> QRectF:
+        """Where a legend of ``size`` goes (viewport pixels): bottom left, or the first other
+        corner clear of the box under the cursor, the selected box and the minimap."""
+        clear = self.keep_clear()
+        if self.isVisible():
+            offset = self.view.viewport().geometry().topLeft()
+            clear.append(QRectF(self.geometry().translated(-offset)))
+        self.legend_rect = place(QRectF(self.view.viewport().rect()), size, LEGEND_CORNERS, clear)
+        return self.legend_rect
+
+    def keep_clear(self) -> list[QRectF]:
+        """The boxes no overlay may cover, in viewport pixels: the one under the cursor and
+        the selected one."""
+        view = self.view
+        d = view.doc.drawing
+        items = [view.doc.selected_item()]
+        if self._cursor is not None:
+            p = view.mapToScene(self._cursor.toPoint())
+            items.append(d.item_at(p.x(), p.y()))
+        out = []
+        for k in dict.fromkeys(i for i in items if 0 <= i < d.count):
+            box = QRectF(d.x[k] - d.w[k] / 2, d.y[k] - d.h[k] / 2, d.w[k], d.h[k])
+            out.append(view.mapFromScene(box).boundingRect().toRectF())
+        return out
+
+    def _clear_key(self) -> tuple[tuple[float, float, float, float], ...]:
+        return tuple((r.x(), r.y(), r.width(), r.height()) for r in self.keep_clear())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Follow the cursor over the canvas: when the box under it changes, the overlays
+        step out of its way (the legend is painted with the canvas's foreground)."""
+        kind = event.type()
+        if kind == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+            self._cursor = event.position()
+        elif kind == QEvent.Type.Leave:
+            self._cursor = None
+        else:
+            return False
+        clear = self._clear_key()
+        if clear != self._clear:
+            self._clear = clear
+            self.follow()
+            if self.legend_rect.isValid():
+                self.view.viewport().update()
+        return False
 
     def _image(self) -> QImage | None:
         """The picture of the drawing as it is now, or None while a worker paints it."""

@@ -8,10 +8,12 @@ in log scale, symmetric about 1); nodes without a ratio neutral.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QRect, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QLinearGradient, QPainter, QPen
 
 from xocview.model.analyses.diff import ADDED, CHANGED, REMOVED, GraphDiff, shown_status
@@ -29,6 +31,7 @@ _KEY = ((ADDED, "added"), (REMOVED, "removed"), (CHANGED, "changed"))
 _MAX_SPAN = 4.0  # log2 of the largest ratio the scale reaches: 16x either way
 _MIN_SPAN = math.log2(1.25)
 _PAD, _BAR_W, _BAR_H, _SWATCH = 8.0, 180.0, 10.0, 12.0
+Place = Callable[[QSizeF], QRectF]  # where an overlay of a size goes (Minimap.place_legend)
 
 
 def ratio_levels(ratio: np.ndarray, span: float) -> np.ndarray:
@@ -72,17 +75,30 @@ class SideColours:
             self._tint = (key, node_tint(d, codes, colours))
         return self._tint[1]
 
-    def paint_key(self, painter: QPainter, viewport: QRect, style: Style) -> None:
-        """The key, bottom left of ``viewport`` (viewport pixels)."""
+    def paint_key(
+        self, painter: QPainter, viewport: QRect, style: Style, place: Place | None = None
+    ) -> None:
+        """The key, bottom left of ``viewport`` (viewport pixels) or where ``place(size)``
+        puts it (out of the way of the box under the cursor)."""
+        panel = functools.partial(_panel, painter, viewport, style, place)
         if self.mode == RATIO:
-            source = engine_label(self.engine)
-            _ratio_key(painter, viewport, style, self.span, source, self.names)
+            _ratio_key(painter, panel, style, self.span, engine_label(self.engine), self.names)
         else:
-            _status_key(painter, viewport, style)
+            _status_key(painter, panel, style)
 
 
-def _panel(painter: QPainter, viewport: QRect, style: Style, width: float, height: float) -> QRectF:
-    box = QRectF(viewport.left() + 12, viewport.bottom() - 12 - height, width, height)
+def _panel(
+    painter: QPainter,
+    viewport: QRect,
+    style: Style,
+    place: Place | None,
+    width: float,
+    height: float,
+) -> QRectF:
+    if place is not None:
+        box = place(QSizeF(width, height))
+    else:
+        box = QRectF(viewport.left() + 12, viewport.bottom() - 12 - height, width, height)
     back = QColor(style.background)
     back.setAlpha(225)
     painter.setPen(QPen(style.frame, 1))
@@ -92,13 +108,11 @@ def _panel(painter: QPainter, viewport: QRect, style: Style, width: float, heigh
     return box
 
 
-def _status_key(painter: QPainter, viewport: QRect, style: Style) -> None:
+def _status_key(painter: QPainter, panel: Callable[[float, float], QRectF], style: Style) -> None:
     metrics = QFontMetricsF(style.detail_font)
     line = metrics.height()
     widths = [_SWATCH + 4 + metrics.horizontalAdvance(label) for _, label in _KEY]
-    box = _panel(
-        painter, viewport, style, sum(widths) + 10 * len(widths) + 2 * _PAD, line + 2 * _PAD
-    )
+    box = panel(sum(widths) + 10 * len(widths) + 2 * _PAD, line + 2 * _PAD)
     x = box.left() + _PAD
     for (code, label), width in zip(_KEY, widths, strict=True):
         painter.setPen(QPen(style.border))
@@ -113,7 +127,7 @@ def _status_key(painter: QPainter, viewport: QRect, style: Style) -> None:
 
 def _ratio_key(
     painter: QPainter,
-    viewport: QRect,
+    panel: Callable[[float, float], QRectF],
     style: Style,
     span: float,
     source: str,
@@ -123,7 +137,7 @@ def _ratio_key(
     line = metrics.height()
     title = f"time {names[1]} / {names[0]}{f' ({source})' if source else ''}, log scale"
     width = max(_BAR_W, metrics.horizontalAdvance(title) + 1) + 2 * _PAD
-    box = _panel(painter, viewport, style, width, 2 * _PAD + 2 * line + _BAR_H + 4)
+    box = panel(width, 2 * _PAD + 2 * line + _BAR_H + 4)
     painter.setPen(style.text)
     painter.drawText(QRectF(box.left() + _PAD, box.top() + _PAD, width, line), title)
     bar = QRectF(box.left() + _PAD, box.top() + _PAD + line + 2, _BAR_W, _BAR_H)

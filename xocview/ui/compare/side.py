@@ -49,5 +49,6 @@ class SideView(GraphView):
         super().drawForeground(painter, rect)
         painter.save()
         painter.resetTransform()  # the key sits in viewport pixels
-        self.colours.paint_key(painter, self.viewport().rect(), theme(self.theme_name))
+        style = theme(self.theme_name)
+        self.colours.paint_key(painter, self.viewport().rect(), style, self.minimap.place_legend)
         painter.restore()
