@@ -26,6 +26,10 @@ Choices worth knowing:
 - ``delete_node`` keeps an output tensor that other nodes read (their input then dangles) or
   that is a graph input or output; it removes the others. The weights it read stay.
 - ``mark_output`` turns an activation into kind ``output``; ``unmark_output`` turns it back.
+- Setting or removing an attribute, a tensor's shape or dtype, and bypassing a node infer the
+  types downstream again (``reinfer``: ONNX's per-node inference, remembered per distinct
+  block); what ONNX cannot infer becomes unknown, and measured times of the nodes reached go.
+  Those changes are steps of the same Edit, so undo restores the old types and times.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from xocview.model.edits.lookup import (
     set_path,
     tensor_pos,
 )
+from xocview.model.edits.reinfer import edit_with_types
 from xocview.model.edits.steps import Edit, Ref, SetField
 
 if TYPE_CHECKING:
@@ -120,9 +121,8 @@ def set_attribute(graph: Graph, node_id: str, name: str, value: Any) -> Edit:
         parts = [EXTRA_ATTRIBUTES_KEY, *key_parts(name)]
         meta = set_path(node.metadata, parts, value, f"node '{node_id}' metadata")
         step = SetField(ref, "metadata", node.metadata, meta)
-    edit = Edit(f"set attribute {name} of '{node_id}'", (step,))
-    edit.apply(graph)
-    return edit
+    # what the node computes may change: its outputs and all downstream are inferred again
+    return edit_with_types(graph, f"set attribute {name} of '{node_id}'", (step,), nodes=[pos])
 
 
 def add_attribute(graph: Graph, node_id: str, name: str, value: Any) -> Edit:
@@ -162,9 +162,7 @@ def remove_attribute(graph: Graph, node_id: str, name: str) -> Edit:
             )
         meta = deleted_path(node.metadata, [EXTRA_ATTRIBUTES_KEY, name], f"node '{node_id}'")
         step = SetField(("node", pos), "metadata", node.metadata, meta)
-    edit = Edit(f"remove attribute {name} of '{node_id}'", (step,))
-    edit.apply(graph)
-    return edit
+    return edit_with_types(graph, f"remove attribute {name} of '{node_id}'", (step,), nodes=[pos])
 
 
 def _owner(graph: Graph, node: str | None, tensor: str | None) -> tuple[Ref, dict[str, Any], str]:

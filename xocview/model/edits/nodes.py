@@ -15,6 +15,7 @@ from xocview.model.edits.lookup import (
     with_key,
     without_key,
 )
+from xocview.model.edits.reinfer import edit_with_types
 from xocview.model.edits.steps import Edit, InsertNode, RemoveNode, RemoveTensor, SetField, Step
 from xocview.model.graph import Node
 
@@ -147,9 +148,9 @@ def bypass_node(graph: Graph, node_id: str) -> Edit:
         t for t in gone if not any(t in n.outputs for k, n in enumerate(graph.nodes) if k != pos)
     ]
     steps += _remove(graph, pos, sorted(gone, reverse=True))
-    edit = Edit(f"bypass node '{node_id}'", tuple(steps))
-    edit.apply(graph)
-    return edit
+    # the consumers now read the node's input: they and all downstream are inferred again
+    kept = i - sum(t < i for t in gone)  # the input's position once those tensors are gone
+    return edit_with_types(graph, f"bypass node '{node_id}'", steps, tensors=[kept])
 
 
 def group_nodes(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from xocview.errors import EditError
 from xocview.model.dtypes import DTYPES, canonical_dtype
 from xocview.model.edits.lookup import check_new_id, node_pos, tensor_pos, with_key
+from xocview.model.edits.reinfer import SHAPE_NOTES, edit_with_types
 from xocview.model.edits.steps import Edit, SetField, Step
 from xocview.model.graph import TENSOR_KINDS
 
@@ -22,9 +23,6 @@ __all__ = [
     "set_shape",
     "unmark_output",
 ]
-
-# Metadata that describes the old shape and would be wrong after a new one is set.
-SHAPE_NOTES = ("shape_symbols", "rank_unknown")
 
 
 def _done(graph: Graph, description: str, steps: list[Step]) -> Edit:
@@ -86,7 +84,10 @@ def set_shape(graph: Graph, tensor_id: str, shape: Any) -> Edit:
     if any(k in t.metadata for k in SHAPE_NOTES):
         meta = {k: v for k, v in t.metadata.items() if k not in SHAPE_NOTES}
         steps.append(SetField(("tensor", pos), "metadata", t.metadata, meta))
-    return _done(graph, f"set shape of '{tensor_id}' to {new_shape}", steps)
+    # the tensor's readers and all downstream are inferred again from the new shape
+    return edit_with_types(
+        graph, f"set shape of '{tensor_id}' to {new_shape}", steps, tensors=[pos]
+    )
 
 
 def set_dtype(graph: Graph, tensor_id: str, dtype: str) -> Edit:
@@ -99,11 +100,8 @@ def set_dtype(graph: Graph, tensor_id: str, dtype: str) -> Edit:
             f"tensor '{tensor_id}': unknown dtype {dtype!r}; give one of " + ", ".join(DTYPES)
         )
     t = graph.tensors[pos]
-    return _done(
-        graph,
-        f"set dtype of '{tensor_id}' to {canon}",
-        [SetField(("tensor", pos), "dtype", t.dtype, canon)],
-    )
+    step = SetField(("tensor", pos), "dtype", t.dtype, canon)
+    return edit_with_types(graph, f"set dtype of '{tensor_id}' to {canon}", [step], tensors=[pos])
 
 
 def set_kind(graph: Graph, tensor_id: str, kind: str) -> Edit:
