@@ -84,6 +84,7 @@ class _Fitting:
         self.grows = inside[1:] - np.where(has_io, 0, 1)  # boxes added by opening a group
         self.top_count = int(inside[0])
         self.size = _subtree_sizes(h, weight)
+        self.cluster = [nd.metadata.get("derived") == "cluster" for nd in graph.nodes]
         order = np.argsort(h.parent, kind="stable")
         ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
         self.kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
@@ -143,7 +144,7 @@ class _Fitting:
         (a lone box tells nothing, even when the drawing then overflows the window)."""
         while self.count < MIN_BOXES and self.frontier:
             classes = _classes(self.graph, self.frontier, self.h, self.size)
-            self.open(min(classes, key=lambda cls: int(self.grows[cls].sum())))
+            self.open(min(classes, key=lambda c: (self.cluster[c[0]], int(self.grows[c].sum()))))
             self.open_chains()
 
 
