@@ -76,6 +76,7 @@ class Drawing:
     edge_label: list[str]
     frames: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (group, outline)
     frame_titles: list[str] = field(default_factory=list)
+    frame_depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     keys: list[str] = field(default_factory=list)  # node or tensor id of each box
     width: float = 0.0
     height: float = 0.0
@@ -240,6 +241,7 @@ def build_drawing(
     order = sorted(range(len(frames)), key=lambda k: int(depth[k]))  # outermost painted first
     d.frames = [(frames[k], res.outlines[k]) for k in order]
     d.frame_titles = [frame_titles[k] for k in order]
+    d.frame_depth = depth[np.asarray(order, dtype=np.int64)]
     return d
 
 

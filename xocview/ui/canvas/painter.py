@@ -118,21 +118,18 @@ def _frames(
     pen = style.frame_pen if titles else style.frame_pen_far
     painter.setPen(pen)
     painter.setBrush(style.frame_brush)
-    if not titles:  # far out: all in one call, outermost first as they come
-        painter.drawRects([QRectF(a, b, c - a, e - b) for a, b, c, e in boxes[shown].tolist()])
+    painter.drawRects([QRectF(a, b, c - a, e - b) for a, b, c, e in boxes[shown].tolist()])
+    if not titles:
         return
+    # the depth shows in the title: the outermost bold and dark, deeper ones lighter
+    depth = d.frame_depth if len(d.frame_depth) == len(d.frames) else np.zeros(len(d.frames))
+    kinds = style.frame_titles
+    flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
     for k in shown.tolist():
-        fx0, fy0, fx1, fy1 = boxes[k].tolist()
-        painter.drawRect(QRectF(fx0, fy0, fx1 - fx0, fy1 - fy0))
-        if titles:
-            painter.setPen(style.text)
-            painter.setFont(style.detail_font)
-            painter.drawText(
-                frame_title_rect(d.frames[k][1]),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                f"\u2212  {d.frame_titles[k]}",
-            )
-            painter.setPen(pen)
+        font, colour = kinds[min(int(depth[k]), len(kinds) - 1)]
+        painter.setFont(font)
+        painter.setPen(colour)
+        painter.drawText(frame_title_rect(d.frames[k][1]), flags, f"\u2212  {d.frame_titles[k]}")
 
 
 def _frame_boxes(d: Drawing) -> np.ndarray:

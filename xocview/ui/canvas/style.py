@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPen
 
 __all__ = ["THEMES", "Style"]
@@ -67,6 +66,8 @@ class Style:
     frame_pen: QPen = field(default_factory=QPen)
     frame_pen_far: QPen = field(default_factory=QPen)
     frame_brush: QBrush = field(default_factory=QBrush)
+    # a frame's title by depth (outermost first, the last for every deeper frame)
+    frame_titles: tuple[tuple[QFont, QColor], ...] = ()
     title_font: QFont = field(default_factory=QFont)
     detail_font: QFont = field(default_factory=QFont)
     label_font: QFont = field(default_factory=QFont)
@@ -102,18 +103,26 @@ def _make(name: str, colours: dict[str, str], dark: bool) -> Style:
     s.edge_pen_highlight.setCosmetic(True)
     s.selection_pen = QPen(s.selection, 2.5)
     s.selection_pen.setCosmetic(True)
-    s.frame_pen = QPen(s.frame, 1.0, Qt.PenStyle.DashLine)
+    # Frames are hairlines on one faint opaque fill: nested frames do not stack greys (the
+    # depth shows in the title and the indent), and a solid one-pixel cosmetic pen is also
+    # the fast path far out (dashing 30k outlines took a second a picture).
+    line = QColor("#3b4048" if dark else "#d3d9e0")
+    s.frame_pen = QPen(line, 1.0)
     s.frame_pen.setCosmetic(True)
-    # far out a solid hairline: dashing 30k frame outlines took a second a picture
-    s.frame_pen_far = QPen(s.frame, 1.0)
-    s.frame_pen_far.setCosmetic(True)
-    fb = QColor(s.frame)
-    fb.setAlpha(28)
-    s.frame_brush = QBrush(fb)
+    s.frame_pen_far = s.frame_pen
+    s.frame_brush = QBrush(QColor("#232529" if dark else "#f8f9fb"))
     s.title_font = QFont("DejaVu Sans", 10)
     s.title_font.setBold(True)
     s.detail_font = QFont("DejaVu Sans", 8)
     s.label_font = QFont("DejaVu Sans", 7)
+    outer = QFont("DejaVu Sans", 8)
+    outer.setBold(True)
+    inner = QFont("DejaVu Sans", 8)
+    s.frame_titles = (
+        (outer, QColor("#c4cad3" if dark else "#3c4450")),
+        (inner, QColor("#a3abb6" if dark else "#5a6472")),
+        (inner, QColor("#848d99" if dark else "#7d8794")),
+    )
     halo = QColor(bg)
     halo.setAlpha(215)
     s.label_halo = QBrush(halo)
