@@ -36,6 +36,7 @@ class MenuHost(Protocol):
     def view_do(self, name: str, *args: object) -> None: ...
     def doc_do(self, name: str, *args: object) -> None: ...
     def set_theme(self, choice: str) -> None: ...
+    def set_show_names(self, on: bool) -> None: ...
     def show_shortcuts(self) -> None: ...
     def show_about(self) -> None: ...
 
@@ -51,6 +52,7 @@ class Menus:
     metrics: QMenu  # View > Colour by Metric: filled with the named metrics a graph stores
     panels: QMenu  # View > Panels: each dock's show/hide toggle, added by the window
     view: QMenu  # View, for the canvas overlays' toggles the window adds
+    names: QAction  # View > Show Names, checked by the window from its settings
 
 
 def add_action(
@@ -83,7 +85,7 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
     recent = _file_menu(window, host, mb.addMenu("&File"))
     _edit_menu(window, host, mb.addMenu("&Edit"))
     view = mb.addMenu("&View")
-    weights, time_from, metrics = _view_menu(window, host, view)
+    weights, names, time_from, metrics = _view_menu(window, host, view)
     view.addSeparator()
     panels = view.addMenu("&Panels")
     run = mb.addMenu("&Run")
@@ -92,7 +94,7 @@ def make_menus(window: QMainWindow, host: MenuHost) -> Menus:
         window, h, "&Keyboard Shortcuts", host.show_shortcuts, QKeySequence.StandardKey.HelpContents
     )
     add_action(window, h, "&About xocview", host.show_about)
-    return Menus(recent, run, weights, time_from, metrics, panels, view)
+    return Menus(recent, run, weights, time_from, metrics, panels, view, names)
 
 
 def _file_menu(window: QMainWindow, host: MenuHost, f: QMenu) -> QMenu:
@@ -133,7 +135,9 @@ def _edit_menu(window: QMainWindow, host: MenuHost, e: QMenu) -> None:
     e.addAction(redo)
 
 
-def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, QMenu, QMenu]:
+def _view_menu(
+    window: QMainWindow, host: MenuHost, v: QMenu
+) -> tuple[QAction, QAction, QMenu, QMenu]:
     add_action(window, v, "&Find...", host.show_search, QKeySequence.StandardKey.Find)
     v.addSeparator()
     add_action(
@@ -194,6 +198,14 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, 
         checkable=True,
     )
     weights.setChecked(False)  # weights folded into their consumers, as Netron draws them
+    names = add_action(  # Netron's Show Names: each node's name on its box, under its op
+        window,
+        v,
+        "Show &Names",
+        lambda on: host.set_show_names(bool(on)),
+        "Ctrl+U",
+        checkable=True,
+    )
     time_from = v.addMenu("&Time From")  # shown when a graph has times of two engines or more
     time_from.menuAction().setVisible(False)
     metrics = v.addMenu("Colour by &Metric")  # shown when a graph stores named metrics
@@ -215,4 +227,4 @@ def _view_menu(window: QMainWindow, host: MenuHost, v: QMenu) -> tuple[QAction, 
         )
         themes.addAction(act)
         act.setChecked(name == host.theme_choice)
-    return weights, time_from, metrics
+    return weights, names, time_from, metrics

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from xocview import __version__
 from xocview.errors import XocviewError
 from xocview.ui.actions import add_action, make_menus
+from xocview.ui.canvas.box_texts import set_show_names
 from xocview.ui.canvas.view import GraphView, ViewPlace
 from xocview.ui.compare import Comparer, CompareTab
 from xocview.ui.guard import relay
@@ -119,6 +120,9 @@ class MainWindow(OpeningWindow):
         for panel in (dock, self.search_dock, problems_dock, history, self.runner.dock):
             self.menus.panels.addAction(panel.toggleViewAction())
         self._overlay_actions()
+        names = bool(self.settings.value("view/names", False, type=bool))
+        set_show_names(names)  # before the first drawing is made
+        self.menus.names.setChecked(names)
         # Room for values such as shapes and FLOPs notes; a saved layout overrides it.
         self.resizeDocks([dock], [INSPECTOR_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([problems_dock], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)
@@ -160,6 +164,14 @@ class MainWindow(OpeningWindow):
         for view in self.findChildren(GraphView):
             view.minimap.follow()
             view.viewport().update()
+
+    def set_show_names(self, on: bool) -> None:
+        """View > Show Names: every open graph is laid out again with (or without) a name
+        line on each node box; remembered for the next window."""
+        set_show_names(on)
+        self.settings.setValue("view/names", on)
+        for doc in {id(v.doc): v.doc for v in self.findChildren(GraphView)}.values():
+            doc.relayout()
 
     # -- the current view ------------------------------------------------------------------
 

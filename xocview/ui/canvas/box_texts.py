@@ -22,9 +22,12 @@ __all__ = [
     "KIND_TENSOR",
     "LABEL_CHARS",
     "ROW_H",
+    "SHOW_NAMES",
     "BoxTexts",
     "elide",
     "frame_title",
+    "node_name",
+    "set_show_names",
     "weight_rows",
 ]
 
@@ -44,6 +47,9 @@ LABEL_CHARS = 48
 ELLIPSIS = "\u2026"
 
 KIND_NODE, KIND_GROUP, KIND_TENSOR = 0, 1, 2
+# View > Show Names: each node box lists its name (as Netron's Show Names), for every drawing
+# made from now on; one setting for the whole application, as the window's overlays
+SHOW_NAMES = {"on": False}
 _Box = tuple[str, str, str, tuple[str, ...], float, float]  # title, detail, category, rows, w, h
 
 
@@ -64,6 +70,7 @@ class BoxTexts:
         self.details = details
         self.show_weights = show_weights
         self.folded = folded
+        self.names = SHOW_NAMES["on"]
         self.hierarchy = Hierarchy.of(graph)
         self._open: dict[int, _Box] = {}
         self._closed: dict[int, _Box] = {}
@@ -79,7 +86,8 @@ class BoxTexts:
         show_weights: bool,
         folded: np.ndarray,
     ) -> BoxTexts:
-        key = f"drawing.boxes:{id(categories)}:{id(details)}:{show_weights}"
+        names = SHOW_NAMES["on"]
+        key = f"drawing.boxes:{id(categories)}:{id(details)}:{show_weights}:{names}"
         found = graph.index.derived.get(key)
         if not isinstance(found, BoxTexts) or found.categories is not categories:
             found = BoxTexts(graph, categories, details, show_weights, folded)
@@ -151,7 +159,21 @@ class BoxTexts:
             cat, kind = self.categories(node.op_type), KIND_NODE
             if not self.show_weights:  # an open If or Loop lists its weights too
                 rows = rows_of(self.graph, i, self.folded)
+            if self.names:  # the name first, above the weights
+                rows = (elide(node_name(node)), *rows)
         return (title, detail, cat, rows, *box_size(title, detail, rows, kind))
+
+
+def set_show_names(on: bool) -> None:
+    """Show each node's name on its box in the drawings made from now on (a relayout makes
+    them: the boxes grow by a line)."""
+    SHOW_NAMES["on"] = on
+
+
+def node_name(node: Node) -> str:
+    """The name a node was given in its file (an ONNX node's ``name``), else its id."""
+    name = node.metadata.get("name")
+    return name if isinstance(name, str) and name else node.id
 
 
 def box_size(title: str, detail: str, rows: tuple[str, ...], kind: int) -> tuple[float, float]:
