@@ -17,6 +17,7 @@ from xocview.layout.polylines import Polylines
 from xocview.model import Graph, Hierarchy, Node, VisibleGraph, visible_graph
 from xocview.model.analyses import opfacts
 from xocview.model.boxes import CONSTANT_OPS
+from xocview.ui.canvas.body_feeds import feed_body_inputs
 from xocview.ui.canvas.box_texts import (
     BADGE,
     CHAR_W,
@@ -156,6 +157,7 @@ def build_drawing(
     vis = place_body_inputs(graph, vis)
     if not show_weights:
         vis, folded = fold_constants(graph, vis, h.is_group)
+    vis = feed_body_inputs(graph, vis)  # after folding: a folded value comes from the box
     nn, nt = len(vis.node_items), len(vis.tensor_items)
     n = nn + nt
     boxes = BoxTexts.of(graph, categories, details, show_weights, folded)
