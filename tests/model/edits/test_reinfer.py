@@ -249,3 +249,32 @@ def test_bypass_reinfers_what_now_reads_the_input(tmp_path: Path) -> None:
     assert g.tensor("flat").shape == [1, 2048]
     edit.revert(g)
     assert g.tensor("pr").shape == [1, 8, 8, 8]
+
+
+def test_damaged_types_and_attributes_give_unknown_not_a_crash() -> None:
+    from xocview.model import Node, Tensor
+
+    tensors = [
+        Tensor("x", "input", [1, 4], "float32"),
+        Tensor("a", "activation", [1, 4], "float32", {"shape_symbols": [["b"], {"c": 1}]}),
+        Tensor("b", "activation", [1, 4], "float32"),
+        Tensor("c", "activation", [1, 4], "float32"),
+        Tensor("w", "weight", [3, 3], "float32"),  # a weight of another shape: Gemm refuses
+        Tensor("d", "activation", [1, 3], "float32"),
+    ]
+    nodes = [
+        Node("relu", "Relu", [0], [1]),
+        Node("odd", "Softmax", [1], [2], {"axis": {"not": "an int"}}),
+        Node("neg", "Neg", [2], [3]),
+        Node("gemm", "Gemm", [3, 4], [5]),
+    ]
+    g = Graph("g", "damaged", tensors, nodes, [0], [5])
+    before = dumps(g)
+    edit = E.set_shape(g, "x", [2, 4])
+    assert g.tensor("a").shape == [2, 4] and "shape_symbols" not in g.tensor("a").metadata
+    # an attribute ONNX cannot take: its outputs and what follows are unknown, not stale
+    assert g.tensor("b").metadata == {"rank_unknown": True} and g.tensor("b").dtype == "float32"
+    assert g.tensor("c").metadata.get("rank_unknown") is True
+    assert g.tensor("d").metadata.get("rank_unknown") is True or -1 in g.tensor("d").shape
+    edit.revert(g)
+    assert dumps(g) == before

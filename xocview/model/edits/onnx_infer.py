@@ -12,6 +12,7 @@ for a size nobody knows, as ``Tensor`` keeps them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -47,6 +48,7 @@ UNKNOWN_RANK: tuple[int, ...] = ()
 ONNX_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"})
 # The default-domain opset assumed for a graph that names none (the writer's preferred one).
 DEFAULT_OPSET = 21
+SMALL_VALUES = 64  # a tensor attribute's values are read for inference up to this many
 MEMO_LIMIT = 1 << 16  # remembered answers, dropped all at once past this (a cache, not a log)
 
 _MEMO: dict[Hashable, tuple[int, ...] | None] = {}
@@ -82,7 +84,8 @@ def tensor_ttype(t: Tensor) -> TType | None:
     shape = tuple(t.shape)
     symbols = meta.get("shape_symbols")
     if symbols.__class__ is list and len(symbols) == len(shape) and any(symbols):
-        return t.dtype, shape, tuple(symbols), False
+        names = tuple(s if s.__class__ is str and s else None for s in symbols)
+        return t.dtype, shape, names if any(names) else None, False
     return t.dtype, shape, None, False
 
 
@@ -192,9 +195,10 @@ def _tensor_proto(summary: Any) -> onnx.TensorProto | None:
     if np_type is None or not isinstance(shape, list):
         return None
     try:
-        if isinstance(summary, AttributeTensor) and summary.has_data and values is None:
+        lazy = isinstance(summary, AttributeTensor) and summary.has_data and values is None
+        if lazy and math.prod(int(d) for d in shape) <= SMALL_VALUES:  # else: type only
             return numpy_helper.from_array(np.asarray(summary.array()))
-        if isinstance(values, list) and np_type.kind in "biuf":
+        if isinstance(values, list) and len(values) <= SMALL_VALUES and np_type.kind in "biuf":
             return numpy_helper.from_array(np.array(values, dtype=np_type).reshape(shape))
     except Exception:  # values that do not fit the summary: type only
         pass

@@ -146,6 +146,7 @@ class _Walk:
         queued, visited = self.queued, self.visited
         cons, ptr, pop, push = self.cons, self.cons_ptr, heapq.heappop, heapq.heappush
         value_ops, types, tensors = self.small.VALUE_OPS, self.infer.TYPES, self.graph.tensors
+        n_tensors = len(tensors)
         while heap:
             i = order[pop(heap)]
             visited.append(i)
@@ -155,21 +156,28 @@ class _Walk:
             outs = node.outputs
             if not outs:
                 continue
-            found = self._infer(node)
+            try:
+                found = self._infer(node)
+            except Exception:  # a value no rule here reads (a damaged file): nothing inferred
+                found = None
             passes_on = node.op_type in value_ops  # its value may change, its type not
             for k, t in enumerate(outs):
+                if not 0 <= t < n_tensors:
+                    continue  # a dangling reference: the validator's business
                 new = found[k] if found is not None and k < len(found) else -1
                 if new < 0:
                     new = self._unknown(node, t)
                 tensor, nt = tensors[t], types[new]
                 # the common case first: a new dtype or shape, told without the old type
-                if tensor.dtype != nt[0] or (not nt[3] and tuple(tensor.shape) != nt[1]):
+                try:
+                    differs = tensor.dtype != nt[0] or (not nt[3] and tuple(tensor.shape) != nt[1])
+                    differs = differs or not self._same(self.type_of(t), new)
+                except Exception:  # a shape that is no list of sizes: replaced
+                    differs = True
+                if differs:
                     self._write(tensor, t, new)
-                elif self._same(self.type_of(t), new):
-                    if not passes_on:
-                        continue
-                else:
-                    self._write(tensor, t, new)
+                elif not passes_on:
+                    continue
                 for c in cons[ptr[t] : ptr[t + 1]]:
                     if c not in queued:
                         queued.add(c)
@@ -233,7 +241,7 @@ class _Walk:
         """What an output nobody can infer becomes: unknown rank; its dtype stays unless an
         input's dtype changed."""
         dtype = self.graph.tensors[t].dtype
-        if any(i in self.dtype_changed for i in node.inputs):
+        if not isinstance(dtype, str) or any(i in self.dtype_changed for i in node.inputs):
             dtype = "undefined"
         return self.infer.type_id((dtype, (), None, True))
 
@@ -250,7 +258,7 @@ class _Walk:
     def _write(self, tensor: Tensor, t: int, new_id: int) -> None:
         dtype, shape, symbols, rank_unknown = self.infer.TYPES[new_id]
         meta = tensor.metadata
-        if meta:
+        if meta and isinstance(meta, dict):
             meta = {k: v for k, v in meta.items() if k not in SHAPE_NOTES}
             if meta.get("type") not in (None, "tensor", "sparse_tensor"):
                 meta.pop("type")  # a sequence or map before: inference says tensor now
