@@ -278,3 +278,29 @@ def test_damaged_types_and_attributes_give_unknown_not_a_crash() -> None:
     assert g.tensor("d").metadata.get("rank_unknown") is True or -1 in g.tensor("d").shape
     edit.revert(g)
     assert dumps(g) == before
+
+
+def test_a_reshape_target_from_a_constant_node_is_followed(tmp_path: Path) -> None:
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node(
+            "Constant",
+            [],
+            ["target"],
+            name="const",
+            value=numpy_helper.from_array(np.array([-1, 2], dtype=np.int64)),
+        ),
+        helper.make_node("Reshape", ["r", "target"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "c",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(onnx.shape_inference.infer_shapes(model), str(tmp_path / "c.onnx"))
+    g = load(tmp_path / "c.onnx")
+    assert g.tensor("y").shape == [6, 2]
+    E.set_shape(g, "x", [8, 3])
+    assert g.tensor("y").shape == [12, 2]

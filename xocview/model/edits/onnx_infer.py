@@ -195,8 +195,9 @@ def _tensor_proto(summary: Any) -> onnx.TensorProto | None:
     if np_type is None or not isinstance(shape, list):
         return None
     try:
+        small = math.prod(int(d) for d in shape) <= SMALL_VALUES  # else: the type only
         lazy = isinstance(summary, AttributeTensor) and summary.has_data and values is None
-        if lazy and math.prod(int(d) for d in shape) <= SMALL_VALUES:  # else: type only
+        if lazy and small and isinstance(summary, AttributeTensor):
             return numpy_helper.from_array(np.asarray(summary.array()))
         if isinstance(values, list) and len(values) <= SMALL_VALUES and np_type.kind in "biuf":
             return numpy_helper.from_array(np.array(values, dtype=np_type).reshape(shape))
