@@ -304,3 +304,22 @@ def test_a_reshape_target_from_a_constant_node_is_followed(tmp_path: Path) -> No
     assert g.tensor("y").shape == [6, 2]
     E.set_shape(g, "x", [8, 3])
     assert g.tensor("y").shape == [12, 2]
+
+
+def test_resnet50_stem_strides_as_the_issue_saw_them(tmp_path: Path) -> None:
+    """Issue 30: the edge below the stem said 1x64x112x112 after strides [1, 1], and FLOPs
+    went from 8.2 G to 32.9 G only after a reopen."""
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    g = load(light / "light_resnet50.onnx")
+    stem = next(n for n in g.nodes if n.op_type == "Conv")
+    below = g.tensors[stem.outputs[0]]
+    assert below.shape == [1, 64, 112, 112]
+    assert round(graph_flops_assuming(g, 1)[0] / 1e9, 1) == 8.2
+    edit = E.set_attribute(g, stem.id, "strides", [1, 1])
+    assert below.shape == [1, 64, 224, 224]
+    assert round(graph_flops_assuming(g, 1)[0] / 1e9, 1) == 32.9
+    save(g, tmp_path / "edited.onnx")
+    assert shapes(load(tmp_path / "edited.onnx")) == shapes(g)
+    edit.revert(g)
+    assert below.shape == [1, 64, 112, 112]
+    assert round(graph_flops_assuming(g, 1)[0] / 1e9, 1) == 8.2
