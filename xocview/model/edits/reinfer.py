@@ -101,8 +101,12 @@ class _Walk:
         self.graph = graph
         n = len(graph.nodes)
         # the heap holds ranks (ints compare fast); ``order`` turns a rank back into a node
-        order = np.concatenate([idx.topo_order, np.setdiff1d(np.arange(n), idx.topo_order)])
-        rank = np.empty(n, dtype=np.int64)  # nodes on or behind a cycle come last
+        order = idx.topo_order
+        if len(order) < n:  # nodes on or behind a cycle: after the others
+            placed = np.zeros(n, dtype=bool)
+            placed[order] = True
+            order = np.concatenate([order, np.flatnonzero(~placed)])
+        rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n, dtype=np.int64)
         self.rank: list[int] = rank.tolist()
         self.order: list[int] = order.tolist()
