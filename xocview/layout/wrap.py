@@ -24,8 +24,8 @@ LANE = 6.0  # distance between neighbouring return lanes
 MARGIN = 12.0  # from a column's last layer to its first lane
 MIN_LAYERS = 1  # the fewest layers a column holds
 # A drawing no taller than this is never wrapped: it fits a 1,300 x 800 canvas at a zoom where
-# titles read (0.7 shows 1,140); the margin leaves room for what surrounds a wrapped frame.
-MIN_HEIGHT = 900.0
+# titles read (0.7 shows 1,140 layout units).
+MIN_HEIGHT = 1140.0
 
 
 @dataclass(frozen=True)

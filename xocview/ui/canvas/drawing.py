@@ -51,7 +51,7 @@ __all__ = [
 
 # A drawing taller than this many times its width is wrapped into columns, brought near
 # WRAP_TARGET (height / width) so that a long chain fills a window instead of a strip.
-WRAP_ASPECT = 2.5
+WRAP_ASPECT = 1.8
 WRAP_TARGET = 0.6
 LR_RANK_SEP = 88.0
 
