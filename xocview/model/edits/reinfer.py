@@ -34,6 +34,16 @@ __all__ = ["SHAPE_NOTES", "edit_with_types", "reinfer"]
 SHAPE_NOTES = ("shape_symbols", "rank_unknown")
 _CONTROL = frozenset({"If", "Loop", "Scan"})
 ONNX_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"})
+# One-input ops whose ONNX inference gives the output the input's type (elementwise
+# activations and maths): the type is passed on without building a memo key.
+# fmt: off
+_SAME_TYPE = frozenset({
+    "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Erf", "Identity",
+    "Softplus", "Softsign", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Elu",
+    "Selu", "LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "Mish", "Celu", "ThresholdedRelu",
+    "Not",
+})
+# fmt: on
 _FLOAT_DATA = frozenset({"Resize", "Upsample"})  # float inputs whose values shape the output
 
 
@@ -216,6 +226,8 @@ class _Walk:
             ids = tuple([self.type_of(t) for t in node.inputs])
         if -1 in ids:
             return None
+        if node.op_type in _SAME_TYPE and len(ids) == 1 and len(node.outputs) == 1:
+            return ids  # what ONNX's inference of these does, without asking it
         data: tuple[Any, ...] | None = None
         in_data: list[Any] = []
         if not self.infer.INTEGER_TYPES.isdisjoint(ids) or node.op_type in _FLOAT_DATA:
