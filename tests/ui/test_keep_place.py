@@ -103,3 +103,19 @@ def test_a_reload_keeps_the_tab_the_selection_and_the_place(qtbot, window, tmp_p
     qtbot.waitUntil(lambda: not again.doc.busy, timeout=20000)
     assert again.scale_factor == pytest.approx(0.8)
     _same_place(again, key, before)
+
+
+def test_an_edit_keeps_a_selected_node_that_a_closed_group_hides(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The inspector can show a node whose group is closed (a search hit): an edit of it
+    keeps it selected, although it has no box to be found by."""
+    from tests.conftest import REPO
+
+    view = _open(qtbot, window, REPO / "sample_graphs" / "tiny_transformer.json")
+    doc = view.doc
+    node = doc.graph.index.node_position("l0.softmax")
+    doc.select_node(node)
+    assert doc.selected_item() < 0  # inside a closed Attention box
+    assert perform(doc, edits.set_attribute, "l0.softmax", "axis", 1) is None
+    assert doc.selected_key() == "l0.softmax"
+    doc.undo_stack.undo()
+    assert doc.selected_key() == "l0.softmax"

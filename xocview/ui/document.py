@@ -79,6 +79,9 @@ class Document(HeatColouring, QObject):
         )
         self.selected_node = -1
         self.selected_tensor = -1
+        # the selection by id, as it was chosen: an edit moves positions, and a node inside a
+        # closed group has no box to read its id from
+        self._selected_as: tuple[str, str] | None = None
         self.also_selected: list[int] = []
         self.busy = False
         self._generation = 0
@@ -334,8 +337,10 @@ class Document(HeatColouring, QObject):
     # -- selection ---------------------------------------------------------------------------
 
     def _selected_id(self) -> tuple[str, str] | None:
-        """The selection by id as it was before an edit (read from the drawing's keys, since the
-        graph has already changed when an edit reports)."""
+        """The selection by id as it was before an edit: as it was chosen, else read from the
+        drawing's keys (the graph has already changed when an edit reports)."""
+        if self._selected_as is not None:
+            return self._selected_as
         item = self.selected_item()
         if item >= 0 and item < len(self.drawing.keys):
             kind = "node" if self.drawing.item_node[item] >= 0 else "tensor"
@@ -344,6 +349,7 @@ class Document(HeatColouring, QObject):
 
     def select_node(self, node: int) -> None:
         self.selected_node, self.selected_tensor = node, -1
+        self._selected_as = ("node", self.graph.nodes[node].id) if node >= 0 else None
         self.also_selected = []
         self.selection_changed.emit()
 
@@ -367,11 +373,13 @@ class Document(HeatColouring, QObject):
 
     def select_tensor(self, tensor: int) -> None:
         self.selected_node, self.selected_tensor = -1, tensor
+        self._selected_as = ("tensor", self.graph.tensors[tensor].id) if tensor >= 0 else None
         self.also_selected = []
         self.selection_changed.emit()
 
     def clear_selection(self) -> None:
         self.selected_node = self.selected_tensor = -1
+        self._selected_as = None
         self.also_selected = []
         self.selection_changed.emit()
 
