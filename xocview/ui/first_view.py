@@ -35,6 +35,7 @@ FEW_BOXES = 10  # ... but a view of fewer boxes opens a level of up to LEVEL_LIM
 FIT = (1860.0, 1140.0)
 MIN_BOXES = 8  # a first view shows at least this many boxes when the graph has them
 TRIALS = 24  # layouts tried at most: the first view of a 100k-node graph stays prompt
+FORCED_TRIES = 4  # classes laid out to choose each opening forced by MIN_BOXES
 TRY_BOXES = 260  # an opening that would draw more boxes than this cannot fit: not tried
 
 Layout = Callable[[set[str]], Drawing]
@@ -97,6 +98,7 @@ class _Fitting:
         self.count = self.top_count
         self.frontier = self.group_kids(-1)
         self.open_chains()
+        self.open_until_enough()
         drawing = self.layout(self.expanded)
         tries = 0
         refused: set[int] = set()  # groups whose opening made the drawing overflow
@@ -105,6 +107,7 @@ class _Fitting:
             for cls in _classes(self.graph, self.frontier, self.h, self.size):
                 if (
                     cls[0] in refused
+                    or self.cluster[cls[0]]  # loose operators put out of the way: not opened
                     or self.count + int(self.grows[cls].sum()) > TRY_BOXES
                     or tries >= TRIALS
                 ):
@@ -121,9 +124,6 @@ class _Fitting:
                 refused.update(cls)
             if not opened:
                 break
-        if self.count < MIN_BOXES and self.frontier:
-            self.open_smallest_levels()
-            drawing = self.layout(self.expanded)
         return self.expanded, drawing
 
     def open(self, groups: list[int]) -> None:
@@ -139,13 +139,25 @@ class _Fitting:
         while chains := [g for g in self.frontier if self.grows[g] <= 0 or self.count <= 1]:
             self.open(chains)
 
-    def open_smallest_levels(self) -> None:
-        """Too few boxes fit: open the classes that add fewest boxes until ``MIN_BOXES`` show
-        (a lone box tells nothing, even when the drawing then overflows the window)."""
+    def open_until_enough(self) -> None:
+        """Too few boxes show: open classes until ``MIN_BOXES`` do (a lone box tells nothing,
+        even when the drawing then overflows the window). Each step lays out the few biggest
+        classes and opens the one whose drawing overflows least (the biggest of those that
+        fit); derived clusters only when nothing else is left."""
         while self.count < MIN_BOXES and self.frontier:
             classes = _classes(self.graph, self.frontier, self.h, self.size)
-            self.open(min(classes, key=lambda c: (self.cluster[c[0]], int(self.grows[c].sum()))))
+            own = [c for c in classes if not self.cluster[c[0]]] or classes
+            room = [c for c in own if self.count + int(self.grows[c].sum()) <= TRY_BOXES]
+            if not room:
+                self.open(min(own, key=lambda c: int(self.grows[c].sum())))
+            else:
+                self.open(min(room[:FORCED_TRIES], key=self.overflow))
             self.open_chains()
+
+    def overflow(self, cls: list[int]) -> float:
+        """How far the drawing with ``cls`` open runs past ``FIT`` (0: it fits)."""
+        d = self.layout(self.expanded | {self.graph.nodes[g].id for g in cls})
+        return max(d.width - FIT[0], 0.0) + max(d.height - FIT[1], 0.0)
 
 
 def _subtree_sizes(h: Hierarchy, weight: np.ndarray) -> np.ndarray:
