@@ -31,6 +31,7 @@ from xocview.ui.canvas.box_texts import (
     elide,
     weight_rows,
 )
+from xocview.ui.canvas.input_places import inputs_above_readers
 from xocview.ui.canvas.visible_items import branch_frames, fold_constants, place_body_inputs
 
 __all__ = [
@@ -232,6 +233,8 @@ def build_drawing(
         width=res.width,
         height=res.height,
     )
+    if direction == "TB":
+        inputs_above_readers(d)
     d.edge_box = _boxes_of(res.points)
     d.keys = keys
     d.rows = rows
