@@ -193,3 +193,19 @@ def test_an_idle_canvas_with_its_minimap_paints_no_more_frames(
     view.viewport().update()  # a repaint with nothing new comes from the cached picture
     qtbot.wait(100)
     assert len(frames) == settled
+
+
+def test_a_scoped_model_opens_whole_at_a_readable_zoom(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """40 scoped blocks open at the level that fits: the window shows all of it, inputs
+    included, at a zoom where titles read (in a window of the size the target assumes: a
+    canvas of about 1,300 x 800)."""
+    window.resize(1760, 1000)
+    qtbot.wait(50)
+    view = window.add_document(load(torch_like(tmp_path)), None)
+    port = view.viewport().size()
+    assert port.width() >= 1250 and port.height() >= 780
+    assert view.scale_factor >= LEGIBLE_SCALE
+    d = view.doc.drawing
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert seen.contains(QPointF(0, 0)) and seen.contains(QPointF(d.width, d.height))
+    assert boxes_of(d) >= MIN_BOXES
