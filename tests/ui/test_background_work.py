@@ -156,4 +156,7 @@ def test_the_panels_whole_graph_facts_are_made_in_the_background(
     assert rows and "counting" not in rows[0].text(1)
     made.clear()
     perform(view.doc, edits.set_metadata, "note", "checked")
-    assert ("validate", "MainThread") in made  # the Problems pane re-validated the edit
+    # the edit's facts are made again in the thread too, and the Problems pane shows them
+    qtbot.waitUntil(lambda: ("validate", "xocview-facts") in made, timeout=20000)
+    assert ("validate", "MainThread") not in made
+    qtbot.waitUntil(lambda: window.problems.summary.text().endswith("warnings"), timeout=20000)
