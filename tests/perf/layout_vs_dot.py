@@ -256,7 +256,7 @@ def _medians(runs: dict[str, list[tuple[float, ...]]]) -> None:
     for name, rows in runs.items():
         if len(rows) < 2:
             continue
-        ours, dot, dagre, cross, dcross, gcross = np.median(np.array(rows), axis=0).tolist()
+        ours, dot, dagre, cross, dcross, gcross = np.nanmedian(np.array(rows), axis=0).tolist()
         print(
             f"median of {len(rows)} {name}: ours {ours:.3f}s dot {dot:.2f}s dagre {dagre:.2f}s "
             f"(dagre/us {dagre / ours:.1f}); crossings ours {cross:.0f} dot {dcross:.0f} "
