@@ -32,6 +32,8 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     (a flat graph with one If), and stays as it is."""
     nodes = graph.nodes
     n = len(nodes)
+    if not any(nd.metadata.get("derived") == "scope" for nd in nodes):
+        return 0  # no scopes: nothing to stand beside (and no index built for nothing)
     h = Hierarchy.of(graph)
     if n == 0 or not h.is_group.any():
         return 0

@@ -68,7 +68,11 @@ def save(graph: Graph, path: str | Path) -> list[str]:
         if text is not None:
             entry = model.metadata_props.add()
             entry.key, entry.value = KEY, text
-        _require_io_shapes(model, file)
+        try:
+            _require_io_shapes(model, file)
+        except FormatError as missing:  # a node the checker refuses says why a shape is gone
+            _blame_node(model, file, missing)
+            raise
         _check(model, file, infer=not settled.checked)
     written = _write(path, model, graph, external)
     return _notes(graph, nest, asm, settled.stale) + written
@@ -189,6 +193,13 @@ def _byte_size(graph: Graph, t: int) -> int:
 # -- check and write -------------------------------------------------------------------------
 
 _NODE_NAME = re.compile(r"node name: ([^)]*)\)")
+_CHECK_ERRORS = (
+    onnx.checker.ValidationError,
+    onnx.shape_inference.InferenceError,
+    ValueError,  # what pybind11 makes of some checker errors ("Invalid tensor data type")
+    RuntimeError,
+    TypeError,
+)
 # What the checker's messages repeat before the problem itself.
 _NOISE = re.compile(r"\[ShapeInferenceError\] Inference error\(s\): |\(op_type:[^)]*\): ")
 
@@ -213,6 +224,20 @@ def _require_io_shapes(model: onnx.ModelProto, file: str) -> None:
                 )
 
 
+def _blame_node(model: onnx.ModelProto, file: str, missing: FormatError) -> None:
+    """Raise strict inference's refusal of a node in place of ``missing`` (a graph output
+    with no shape), when there is one: an edit that broke a node (a 2-D Conv given two pads)
+    left the shapes below it unknown, and the node is what the user has to fix. (The checker
+    itself would stop at the missing shape first.)"""
+    probe = weightless_copy(model)
+    try:
+        onnx.shape_inference.infer_shapes(probe, check_type=True, strict_mode=True)
+    except _CHECK_ERRORS as e:
+        refused = _refusal(e, file)
+        if refused.place.startswith("node "):
+            raise refused from missing
+
+
 def _check(model: onnx.ModelProto, file: str, infer: bool = True) -> None:
     """onnx's full check (with strict shape inference) of the model, its large weights
     declared rather than carried; FormatError naming the node it blames. ``infer``: False
@@ -223,19 +248,18 @@ def _check(model: onnx.ModelProto, file: str, infer: bool = True) -> None:
     try:
         # Full (with strict inference) unless inference would expand calls past any budget.
         onnx.checker.check_model(probe, full_check=infer and plan(probe).infer)
-    except (
-        onnx.checker.ValidationError,
-        onnx.shape_inference.InferenceError,
-        ValueError,  # what pybind11 makes of some checker errors ("Invalid tensor data type")
-        RuntimeError,
-        TypeError,
-    ) as e:
-        message = str(e).strip()
-        found = _NODE_NAME.search(message)
-        place = f"node '{found.group(1)}'" if found else ""
-        first = next((line for line in message.splitlines() if line.strip()), message)
-        detail = _NOISE.sub("", first).strip() or first
-        raise FormatError(file, place, f"onnx's checker refuses the model: {detail}") from e
+    except _CHECK_ERRORS as e:
+        raise _refusal(e, file) from e
+
+
+def _refusal(e: Exception, file: str) -> FormatError:
+    """The checker's message as a FormatError naming the node it blames."""
+    message = str(e).strip()
+    found = _NODE_NAME.search(message)
+    place = f"node '{found.group(1)}'" if found else ""
+    first = next((line for line in message.splitlines() if line.strip()), message)
+    detail = _NOISE.sub("", first).strip() or first
+    return FormatError(file, place, f"onnx's checker refuses the model: {detail}")
 
 
 def _write(path: Path, model: onnx.ModelProto, graph: Graph, external: _External) -> list[str]:

@@ -165,8 +165,7 @@ class _Walk:
             i = order[pop(heap)]
             visited.append(i)
             node = nodes[i]
-            if "subgraph" in node.metadata:  # in a body: its If/Loop/Scan is reached too
-                self._to_holder(node)
+            in_body = "subgraph" in node.metadata
             outs = node.outputs
             if not outs:
                 continue
@@ -190,6 +189,8 @@ class _Walk:
                     differs = True
                 if differs:
                     self._write(tensor, t, new)
+                    if in_body:  # what a body makes changed: its If/Loop/Scan is reached too
+                        self._to_holder(node)
                 elif not passes_on:
                     continue
                 for c in cons[ptr[t] : ptr[t + 1]]:
