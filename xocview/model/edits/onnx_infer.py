@@ -29,16 +29,15 @@ __all__ = [
     "ONNX_DOMAINS",
     "UNKNOWN_RANK",
     "TType",
-    "attributes_key",
     "clear_memo",
     "infer_ids",
-    "infer_outputs",
     "memo_key",
     "node_schema",
     "schema_key",
     "start_walk",
     "tensor_ttype",
     "type_id",
+    "values_key",
 ]
 
 TType = tuple[str, tuple[int, ...], tuple[str | None, ...] | None, bool]
@@ -58,7 +57,6 @@ _A = onnx.AttributeProto
 def clear_memo() -> None:
     """Forget every remembered answer (for benchmarks that time a cold start)."""
     _MEMO.clear()
-    _ATTR_KEYS.clear()
     _TYPE_IDS.clear()
     TYPES.clear()
     INTEGER_TYPES.clear()
@@ -216,8 +214,6 @@ INTEGER_TYPES: set[int] = set()  # ids of integer types (shapes, axes: their val
 _INTEGERS = frozenset(
     {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"}
 )
-# id(attributes dict) -> (that dict, its key): edits replace a dict, never change one in place
-_ATTR_KEYS: dict[int, tuple[dict[str, Any], str]] = {}
 
 
 def type_id(ttype: TType) -> int:
@@ -231,30 +227,22 @@ def type_id(ttype: TType) -> int:
     return found
 
 
-def attributes_key(attrs: dict[str, Any]) -> str:
-    """A memo key of a node's attributes: their repr, which tells every JSON value apart
-    (a tensor attribute whose values are not at hand shows dtype and shape, all that type
-    inference reads of it)."""
-    found = _ATTR_KEYS.get(id(attrs))
-    if found is not None and found[0] is attrs:
-        return found[1]
-    if len(_ATTR_KEYS) >= MEMO_LIMIT:
-        _ATTR_KEYS.clear()
-    key = repr(attrs)
-    _ATTR_KEYS[id(attrs)] = (attrs, key)
-    return key
-
-
 def memo_key(
     schema_key: tuple[str, str, int], node: Node, in_ids: tuple[int, ...], data: Any
 ) -> Hashable:
-    """What decides ``node``'s output types: schema, attributes, input type ids, the values
-    of its small integer inputs, and which optional inputs and outputs it leaves out."""
+    """What decides ``node``'s output types: schema, attributes (their repr tells every JSON
+    value apart), input type ids, the values of its small integer inputs (``values_key``),
+    and which optional inputs and outputs it leaves out."""
     meta = node.metadata
     gaps = None
     if meta and ("omitted_inputs" in meta or "omitted_outputs" in meta):
         gaps = repr((meta.get("omitted_inputs"), meta.get("omitted_outputs")))
-    return (schema_key, attributes_key(node.attributes), gaps, len(node.outputs), in_ids, data)
+    return (schema_key, repr(node.attributes), gaps, len(node.outputs), in_ids, data)
+
+
+def values_key(in_data: Sequence[np.ndarray | None]) -> tuple[Any, ...]:
+    """The known input values as a memo key part: dtype, shape and bytes of each."""
+    return tuple(None if d is None else (d.dtype.str, d.shape, d.tobytes()) for d in in_data)
 
 
 def schema_key(schema: onnx.defs.OpSchema) -> tuple[str, str, int]:
@@ -283,23 +271,6 @@ def infer_ids(
     made = None if types is None else tuple(-1 if t is None else type_id(t) for t in types)
     _MEMO[key] = made
     return made
-
-
-def infer_outputs(
-    schema: onnx.defs.OpSchema,
-    node: Node,
-    in_types: Sequence[TType | None],
-    in_data: Sequence[np.ndarray | None],
-) -> tuple[TType | None, ...] | None:
-    """The types ONNX infers for ``node``'s outputs (None for each it cannot tell) given its
-    inputs' types and the values of those known; None when it infers nothing at all."""
-    if any(t is None for t in in_types):
-        return None
-    in_ids = tuple(type_id(t) for t in in_types if t is not None)
-    data = tuple(None if d is None else (d.dtype.str, d.shape, d.tobytes()) for d in in_data)
-    key = memo_key(schema_key(schema), node, in_ids, data)
-    found = infer_ids(schema, node, key, in_ids, in_data)
-    return None if found is None else tuple(None if k < 0 else TYPES[k] for k in found)
 
 
 def _names(count: int, omitted: Any, prefix: str) -> list[str]:

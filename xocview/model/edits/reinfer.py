@@ -233,17 +233,10 @@ class _Walk:
         in_data: list[Any] = []
         if not self.infer.INTEGER_TYPES.isdisjoint(ids) or node.op_type in _FLOAT_DATA:
             in_data = self._data(node, ids)
-            data = tuple(
-                None if d is None else (d.dtype.str, d.shape, d.tobytes()) for d in in_data
-            )
+            data = self.infer.values_key(in_data)
         else:
             in_data = [None] * len(ids)
-        gaps = None
-        if meta and ("omitted_inputs" in meta or "omitted_outputs" in meta):
-            gaps = repr((meta.get("omitted_inputs"), meta.get("omitted_outputs")))
-        # what decides the outputs: schema, attributes (their repr tells every JSON value
-        # apart), input types, small integer values, and the optional values left out
-        key = (prefix, repr(node.attributes), gaps, len(node.outputs), ids, data)
+        key = self.infer.memo_key(prefix, node, ids, data)
         return self.infer.infer_ids(schema, node, key, ids, in_data)
 
     def _data(self, node: Node, ids: tuple[int, ...]) -> list[Any]:
