@@ -8,6 +8,7 @@ section groups count the same way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from xocview.model.graph import Graph
     from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["CONSTANT_OPS", "box_weights", "folded_constants"]
+__all__ = ["CONSTANT_OPS", "BoxCounts", "box_weights", "folded_constants"]
 
 # Operators that only make a constant, folded with the weights when all they read are weights
 # (the ONNX light models make every weight with ConstantOfShape from a shape initializer;
@@ -50,3 +51,37 @@ def folded_constants(graph: Graph, is_group: np.ndarray) -> tuple[np.ndarray, np
 def box_weights(graph: Graph, hierarchy: Hierarchy) -> np.ndarray:
     """Per node position, 0 for a node the drawing folds (``folded_constants``), else 1."""
     return (~folded_constants(graph, hierarchy.is_group)[0]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class BoxCounts:
+    """How many boxes each level of a hierarchy draws, for choosing what to open or group.
+
+    ``weight``: per node, ``box_weights``. ``has_io``: the node has inputs or outputs of its
+    own (an If with bodies stays a box when open; a scope becomes a frame). ``inside[g + 1]``:
+    boxes directly in group g (``inside[0]``: the top level). ``total``: boxes under each node
+    when everything is open (a leaf: its weight).
+    """
+
+    weight: np.ndarray
+    has_io: np.ndarray
+    inside: np.ndarray
+    total: np.ndarray
+
+    @staticmethod
+    def of(graph: Graph, h: Hierarchy) -> BoxCounts:
+        n = len(graph.nodes)
+        index = graph.index
+        has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
+        weight = box_weights(graph, h)
+        inside = np.bincount(h.parent + 1, weights=weight, minlength=n + 1).astype(np.int64)
+        total = np.where(h.is_group, 0.0, weight).astype(np.float64)
+        for depth in range(int(h.depth.max(initial=0)), 0, -1):
+            at = np.flatnonzero(h.depth == depth)
+            np.add.at(total, h.parent[at], total[at])
+        return BoxCounts(weight, has_io, inside, total)
+
+    def grows(self) -> np.ndarray:
+        """Boxes added by opening each group: what it holds, less its own box when it turns
+        into a frame."""
+        return self.inside[1:] - np.where(self.has_io, 0, 1)

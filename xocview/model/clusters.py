@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xocview.model.boxes import box_weights
+from xocview.model.boxes import BoxCounts
 from xocview.model.graph import Graph, Node
 from xocview.model.hierarchy import Hierarchy
 
@@ -38,8 +38,8 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     if n == 0 or not h.is_group.any():
         return 0
     index = graph.index
-    has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
-    weight = box_weights(graph, h)
+    counts = BoxCounts.of(graph, h)
+    has_io, weight = counts.has_io, counts.weight
     scope = np.fromiter((nd.metadata.get("derived") == "scope" for nd in nodes), bool, n)
     level_has_group = np.zeros(n + 1, dtype=bool)  # a level holding scopes, beside the top
     level_has_group[h.parent[scope & ~has_io] + 1] = True
@@ -48,8 +48,7 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     if not loose.any():
         return 0
     label = _components(index.edge_src, index.edge_dst, loose, h.parent)
-    size = _subtree_boxes(h, weight)
-    level_boxes = np.bincount(h.parent + 1, weights=size, minlength=n + 1)
+    level_boxes = np.bincount(h.parent + 1, weights=counts.total, minlength=n + 1)
     runs = np.bincount(label[loose], weights=weight[loose], minlength=n)
     level_of = np.full(n, -1, dtype=_I)
     level_of[label[loose]] = h.parent[loose]
@@ -87,14 +86,6 @@ def _components(
             break
         label = new
     return label
-
-
-def _subtree_boxes(h: Hierarchy, weight: np.ndarray) -> np.ndarray:
-    size = np.where(h.is_group, 0.0, weight).astype(np.float64)
-    for depth in range(int(h.depth.max(initial=0)), 0, -1):
-        at = np.flatnonzero(h.depth == depth)
-        np.add.at(size, h.parent[at], size[at])
-    return size
 
 
 def _group(graph: Graph, h: Hierarchy, run: np.ndarray, taken: set[str]) -> Node:

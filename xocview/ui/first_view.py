@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xocview.model import Graph, Hierarchy
-from xocview.model.boxes import box_weights
+from xocview.model.boxes import BoxCounts
 from xocview.model.sections import LEVEL_LIMIT
 from xocview.ui.canvas.drawing import KIND_GROUP, KIND_NODE, Drawing, build_drawing
 
@@ -76,19 +76,13 @@ class _Fitting:
     ``MIN_BOXES`` boxes show, so that the first view is never one lonely box."""
 
     def __init__(self, graph: Graph, h: Hierarchy, layout: Layout) -> None:
-        n = len(graph.nodes)
         self.graph, self.h, self.layout = graph, h, layout
-        index = graph.index
-        has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
-        weight = box_weights(graph, h)
-        inside = np.bincount(h.parent + 1, weights=weight, minlength=n + 1).astype(np.int64)
-        self.grows = inside[1:] - np.where(has_io, 0, 1)  # boxes added by opening a group
-        self.top_count = int(inside[0])
-        self.size = _subtree_sizes(h, weight)
+        counts = BoxCounts.of(graph, h)
+        self.grows = counts.grows()
+        self.top_count = int(counts.inside[0])
+        self.size = counts.total
         self.cluster = [nd.metadata.get("derived") == "cluster" for nd in graph.nodes]
-        order = np.argsort(h.parent, kind="stable")
-        ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
-        self.kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
+        self.kids = _children(h)
 
     def group_kids(self, g: int) -> list[int]:
         return [int(c) for c in self.kids[g + 1] if self.h.is_group[c]]
@@ -160,13 +154,12 @@ class _Fitting:
         return max(d.width - FIT[0], 0.0) + max(d.height - FIT[1], 0.0)
 
 
-def _subtree_sizes(h: Hierarchy, weight: np.ndarray) -> np.ndarray:
-    """Boxes under each node when everything is open (a leaf: its own weight)."""
-    size = np.where(h.is_group, 0.0, weight).astype(np.float64)
-    for depth in range(int(h.depth.max(initial=0)), 0, -1):
-        at = np.flatnonzero(h.depth == depth)
-        np.add.at(size, h.parent[at], size[at])
-    return size
+def _children(h: Hierarchy) -> list[np.ndarray]:
+    """Each group's children, ascending: ``kids[g + 1]`` (``kids[0]``: the top level)."""
+    n = len(h.parent)
+    order = np.argsort(h.parent, kind="stable")
+    ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
+    return [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]
 
 
 _DIGITS = re.compile(r"\d+")
@@ -187,19 +180,14 @@ def _by_boxes(graph: Graph, h: Hierarchy, section: list[bool]) -> set[str]:
     """Derived sections of a flat graph: whole levels while the boxes fit, sections one by one
     in their order (so that the graph opens on its inputs; of parts made of parts only the
     first, on the way down to nodes)."""
-    n = len(graph.nodes)
-    index = graph.index
-    has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
-    weight = box_weights(graph, h)
-    inside = np.bincount(h.parent + 1, weights=weight, minlength=n + 1).astype(np.int64)
-    order = np.argsort(h.parent, kind="stable")
-    ptr = np.searchsorted(h.parent[order], np.arange(-1, n + 1))
-    kids = [order[ptr[g + 1] : ptr[g + 2]] for g in range(-1, n)]  # kids[g + 1]
-    count = int(inside[0])
+    counts = BoxCounts.of(graph, h)
+    grown = counts.grows()
+    kids = _children(h)
+    count = int(counts.inside[0])
     expanded: set[str] = set()
     level = [int(g) for g in kids[0] if h.is_group[g]]
     while level:
-        grows = {g: int(inside[g + 1]) - (0 if has_io[g] else 1) for g in level}
+        grows = {g: int(grown[g]) for g in level}
         nested = any(section[g] and _holds_sections(g, section, kids, h) for g in level)
         budget = FIRST_VIEW_BOXES if count >= FEW_BOXES else LEVEL_LIMIT
         if count > 1 and (nested or count + sum(grows.values()) > budget):
