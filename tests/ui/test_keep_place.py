@@ -119,3 +119,30 @@ def test_an_edit_keeps_a_selected_node_that_a_closed_group_hides(qtbot, window) 
     assert doc.selected_key() == "l0.softmax"
     doc.undo_stack.undo()
     assert doc.selected_key() == "l0.softmax"
+
+
+def test_a_collapse_and_an_expand_keep_the_group_where_it_was(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The toggled group's top stays at its height on screen: as a frame before a collapse,
+    as a box after it, and back. (Across, a drawing narrower than the window is centred by
+    Qt, whatever the view asks.)"""
+    from tests.conftest import REPO
+
+    view = _open(qtbot, window, REPO / "sample_graphs" / "tiny_transformer.json")
+    doc = view.doc
+    view.zoom_to(1.0)
+    group = doc.graph.index.node_position("layer1")
+    assert "layer1" in doc.expanded
+
+    def top_on_screen() -> QPointF:
+        at = view.places.anchor(doc.drawing, "layer1")
+        assert at is not None
+        return QPointF(view.mapFromScene(at))
+
+    view.centerOn(view.places.anchor(doc.drawing, "layer1"))
+    before = top_on_screen()
+    view.toggle_group(group)
+    assert "layer1" not in doc.expanded
+    assert abs(top_on_screen().y() - before.y()) <= 2
+    view.toggle_group(group)
+    assert "layer1" in doc.expanded
+    assert abs(top_on_screen().y() - before.y()) <= 2

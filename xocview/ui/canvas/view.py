@@ -7,7 +7,6 @@ frame costs what is on screen whatever the size of the graph.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,29 +31,20 @@ from xocview.ui.canvas.legend import paint_legend
 from xocview.ui.canvas.minimap import Minimap
 from xocview.ui.canvas.overview import OVERVIEW_FROM_ITEMS, overview_scale, render_overview
 from xocview.ui.canvas.painter import paint_drawing
+from xocview.ui.canvas.place import PlaceKeeper, ViewPlace
 from xocview.ui.canvas.style import theme
 from xocview.ui.canvas.tint import Tint
 from xocview.ui.canvas.walk import next_item
 from xocview.ui.commands import Reversible, perform
 from xocview.ui.document import Document
 
-__all__ = ["GraphView", "ViewPlace"]
+__all__ = ["GraphView", "ViewPlace"]  # ViewPlace: from place.py, for the window
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
 LEGIBLE_SCALE = 0.6  # below this zoom box labels cannot be read: the first view is not fit
 
 
 _MARGIN = 40.0
-
-
-@dataclass
-class ViewPlace:
-    """What a reload keeps of a view (see ``GraphView.place``)."""
-
-    expanded: set[str]
-    selected: str | None
-    scale: float
-    centre: QPointF
 
 
 class GraphView(QGraphicsView):
@@ -96,12 +86,10 @@ class GraphView(QGraphicsView):
         doc.selection_changed.connect(self.refresh)
         doc.heat_changed.connect(self.refresh)
         self._overview: tuple[tuple[object, ...], QImage] | None = None
-        self._pending_anchor: tuple[int, QPointF | None] | None = None
         self._sync_scene_rect()
         self._press: QPointF | None = None
         self._first_view_pending = False
-        self._painted: Drawing | None = doc.drawing  # the drawing on screen, for keeping place
-        self._pending_centre: QPointF | None = None  # a reload's place, for the next drawing
+        self.places = PlaceKeeper(self)  # the user's place through relayouts and reloads
         doc.failed.connect(self._drop_first_view)
         self.minimap = Minimap(self)
         self.labels = LabelPlacer(self, lambda: self.doc.title)
@@ -221,16 +209,9 @@ class GraphView(QGraphicsView):
         centre = self.mapToScene(self.viewport().rect().center())
         self.labels.show(self.doc.drawing)
         self._sync_scene_rect()
+        self.places.after_relayout(centre, self._first_view_pending)
         if self._first_view_pending:
-            self._pending_anchor = None
             self.first_view()
-        elif self._pending_centre is not None:
-            self._apply_pending_centre()
-        elif self._pending_anchor is not None:
-            self._keep_anchor(centre)
-        else:
-            self._keep_place(centre)
-        self._painted = self.doc.drawing
         self.refresh()
         self._follow_minimap()
 
@@ -306,34 +287,13 @@ class GraphView(QGraphicsView):
 
     def place(self) -> ViewPlace:
         """Where the user is: open groups, selection, zoom and the centre of the view."""
-        centre = self.mapToScene(self.viewport().rect().center())
-        return ViewPlace(set(self.doc.expanded), self.doc.selected_key(), self.scale_factor, centre)
+        return self.places.snapshot()
 
     def restore(self, place: ViewPlace) -> None:
-        """Go back to ``place`` (taken from a view of the same file before a reload): the
-        groups it had open that still exist, its selection, zoom and centre."""
-        doc = self.doc
-        groups = {nd.id for i, nd in enumerate(doc.graph.nodes) if doc.hierarchy.is_group[i]}
-        index = doc.graph.index
-        if place.selected is not None and index.has_node(place.selected):
-            doc.select_node(index.node_position(place.selected))
-        elif place.selected is not None and index.has_tensor(place.selected):
-            doc.select_tensor(index.tensor_position(place.selected))
+        """Go back to ``place``, taken from a view of the same file before a reload."""
         self._first_view_pending = False
-        self._pending_centre = place.centre
-        self.zoom_to(place.scale)
-        expanded = place.expanded & groups
-        if expanded != doc.expanded:
-            doc.expanded = expanded
-            doc.relayout(keep_order=False)  # the centre is applied with the new drawing
-        if not doc.busy:
-            self._apply_pending_centre()
-
-    def _apply_pending_centre(self) -> None:
-        if self._pending_centre is not None:
-            self.centerOn(self._pending_centre)
-            self._pending_centre = None
-            self._follow_minimap()
+        self.places.restore(place)
+        self._follow_minimap()
 
     def _drop_first_view(self) -> None:
         self._first_view_pending = False  # the relayout failed: the old picture stays
@@ -398,72 +358,8 @@ class GraphView(QGraphicsView):
 
     def toggle_group(self, group: int, at: QPointF | None = None) -> None:
         """Toggle a group and keep it under the cursor (or where it was on screen)."""
-        self._pending_anchor = (group, self._anchor_of(group))
+        self.places.toggled = self.doc.graph.nodes[group].id
         self.doc.toggle(group)  # may finish later, in a worker, for a big graph
-
-    def _keep_anchor(self, centre: QPointF) -> None:
-        """After a relayout, scroll so that the toggled group is where it was on screen."""
-        if self._pending_anchor is None:
-            return
-        group, before = self._pending_anchor
-        self._pending_anchor = None
-        after = self._anchor_of(group)
-        if before is not None and after is not None:
-            self.centerOn(centre + (after - before))
-
-    def _keep_place(self, centre: QPointF) -> None:
-        """After any other relayout (an undo, a run's record, an import, an edit), scroll so
-        that the selected box, when it was on screen, else the box that was nearest the
-        centre, is where it was: the user keeps their place. A box that a collapse hid is
-        found as the group around it."""
-        old, new = self._painted, self.doc.drawing
-        if old is None or old is new or old.count == 0 or new.count == 0:
-            return
-        k = self._place_item(old, centre)
-        if k < 0:
-            return
-        after = self._item_in(new, old.keys[k])
-        if after >= 0:
-            shift = QPointF(new.x[after] - old.x[k], new.y[after] - old.y[k])
-            self.centerOn(centre + shift)
-
-    def _place_item(self, d: Drawing, centre: QPointF) -> int:
-        """The item of ``d`` that holds the user's place (see ``_keep_place``), or -1."""
-        if len(d.keys) != d.count:
-            return -1
-        seen = self.mapToScene(self.viewport().rect()).boundingRect()
-        chosen = self.doc.selected_key()
-        if chosen is not None and chosen in d.keys:
-            k = d.keys.index(chosen)
-            if seen.contains(QPointF(d.x[k], d.y[k])):
-                return k
-        gap = np.hypot(d.x - centre.x(), d.y - centre.y())
-        return int(np.argmin(gap))
-
-    def _item_in(self, d: Drawing, key: str) -> int:
-        """The item of ``key`` in ``d``, else of the nearest group around it that is drawn."""
-        where = {k: i for i, k in enumerate(d.keys)}
-        if key in where:
-            return where[key]
-        index = self.doc.graph.index
-        if not index.has_node(key):
-            return -1
-        for a in self.doc.hierarchy.ancestors(index.node_position(key)):
-            found = where.get(self.doc.graph.nodes[a].id)
-            if found is not None:
-                return found
-        return -1
-
-    def _anchor_of(self, group: int) -> QPointF | None:
-        d = self.doc.drawing
-        hits = np.flatnonzero(d.item_node == group)
-        if len(hits):
-            k = int(hits[0])
-            return QPointF(d.x[k], d.y[k] - d.h[k] / 2)
-        for g, outline in d.frames:
-            if g == group:
-                return QPointF(float(outline[:, 0].mean()), float(outline[:, 1].min()))
-        return None
 
     # -- keyboard -------------------------------------------------------------------------
 
