@@ -42,8 +42,24 @@ def assign_ranks(g: LayoutGraph) -> np.ndarray:
         raise ValueError("assign_ranks needs an acyclic graph; run acyclic.feedback_edges first")
     if g.m == 0:
         return level
-    rank = level.tolist()
+    # From the top every source sits on layer 0; from the bottom every sink on the last. Each
+    # start leaves structures the single and group moves cannot undo (a side head hanging at
+    # the bottom; a decoder's first blocks at the top, far above the encoder output they
+    # wait for), so both are improved and the shorter kept.
+    back = topological_levels(LayoutGraph(g.n, g.dst, g.src))
+    assert back is not None  # the reversed graph of a DAG is a DAG
     order = np.argsort(level, kind="stable").tolist()
+    best = None
+    for start in (level, int(back.max()) - back):
+        got = _improve(g, start.tolist(), order)
+        if best is None or total_span(g, got) < total_span(g, best):
+            best = got
+    assert best is not None
+    return best
+
+
+def _improve(g: LayoutGraph, rank: list[int], order: list[int]) -> np.ndarray:
+    """Single-node sweeps and group moves from a feasible ``rank``, ``order`` topological."""
     optr, oe = g.out_csr()
     iptr, ie = g.in_csr()
     succ, pred = g.dst[oe].tolist(), g.src[ie].tolist()
