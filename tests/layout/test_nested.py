@@ -172,6 +172,20 @@ def test_a_long_chain_is_wrapped_into_columns() -> None:
     assert len(starts) >= 2 and np.allclose(r.y[starts], r.y[0])
 
 
+def test_with_room_columns_are_no_taller_than_it() -> None:
+    """A chain shorter than the default wrap height is left whole, but given a room it wraps
+    into columns that fit it, as many as that takes."""
+    n = 12
+    src = np.arange(n - 1)
+    dst = src + 1
+    w, h = np.full(n, 90.0), np.full(n, 34.0)
+    plain = layout(n, src, dst, w, h, wrap=(2.5, 0.6))
+    assert plain.height < 1140 and plain.width < 100  # whole: no taller than MIN_HEIGHT
+    for room in (900.0, 500.0, 300.0):
+        r = layout(n, src, dst, w, h, wrap=(2.5, 0.6, room))
+        assert r.height <= room and not _boxes_overlap(r.x, r.y, w, h)
+
+
 def test_a_cut_falls_where_one_tensor_crosses_not_in_the_middle_of_a_block() -> None:
     # blocks of four parallel branches joined by a single node: a cut belongs after a join
     src, dst, n = [], [], 0

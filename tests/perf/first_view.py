@@ -8,7 +8,7 @@ and is listed without a verdict. This script builds the
 same first view (initial expansion, folded weights, the layout) for every ONNX light model and
 for generated torch-style exports (scoped /layers.i/attn/... names, random weights, no
 download), prints one row each and says which miss the targets. With ``--torch`` it adds real
-exports of BERT, GPT-2, T5 and Whisper by both PyTorch exporters (``torch_exports.py``, small
+exports of BERT, GPT-2, T5, Whisper and ViT by both PyTorch exporters (``torch_exports.py``, small
 random models; needs ``pip install -e .[bench]``), whose rows also say how many nodes, scope
 groups and weight-passing Identity nodes (TorchScript's shared weights) they hold and how
 many of those Identity nodes are drawn as boxes. A script, not a test: the figures (and the
@@ -109,8 +109,8 @@ def torch_models(out_dir: Path, layers: list[int], hf_init: bool) -> list[Path]:
 
 
 def _export(out_dir: Path, layers: list[int], hf_init: bool) -> list[Path]:
-    """Export BERT, GPT-2, T5 and Whisper by both exporters; an absent package or a failed
-    export is printed, not raised, so that the other rows still come."""
+    """Export BERT, GPT-2, T5, Whisper and ViT by both exporters; an absent package or a
+    failed export is printed, not raised, so that the other rows still come."""
     reason = torch_exports.missing()
     if reason:
         print(f"skipping torch exports: {reason}")
@@ -120,6 +120,7 @@ def _export(out_dir: Path, layers: list[int], hf_init: bool) -> list[Path]:
     done = torch_exports.make_exports(
         out_dir,
         layers,
+        families=list(torch_exports.FAMILIES),
         report=lambda e: print(torch_exports.describe(e), flush=True),
         hf_init=hf_init,
     )
@@ -130,7 +131,9 @@ def _export(out_dir: Path, layers: list[int], hf_init: bool) -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, nargs="*", default=[4, 12, 40])
-    parser.add_argument("--torch", action="store_true", help="add BERT/GPT-2/T5/Whisper exports")
+    parser.add_argument(
+        "--torch", action="store_true", help="add BERT/GPT-2/T5/Whisper/ViT exports"
+    )
     parser.add_argument("--torch-layers", type=int, nargs="+", default=[4, 12])
     parser.add_argument(
         "--torch-dir", type=Path, help="keep the torch exports here (default: a temporary folder)"

@@ -18,7 +18,7 @@ from xocview.model import Graph, Hierarchy, visible_graph
 from xocview.ui.canvas.drawing import Drawing, build_drawing
 from xocview.ui.canvas.view import LEGIBLE_SCALE, GraphView
 from xocview.ui.document import initial_expanded
-from xocview.ui.first_view import MIN_BOXES, boxes_of, first_view_state, fits
+from xocview.ui.first_view import FIT, MIN_BOXES, boxes_of, first_view_state, fits
 from xocview.ui.headless import render_file
 
 SAMPLES = REPO / "sample_graphs"
@@ -209,3 +209,42 @@ def test_a_scoped_model_opens_whole_at_a_readable_zoom(qtbot, window, tmp_path: 
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     assert seen.contains(QPointF(0, 0)) and seen.contains(QPointF(d.width, d.height))
     assert boxes_of(d) >= MIN_BOXES
+
+
+def scoped_in_one_frame(tmp_path: Path, num_nodes: int) -> Graph:
+    """GPT-2's shape: every block in one transformer scope between the inputs and the head."""
+    model = transformer_like(num_nodes)
+    for node in model.graph.node:
+        if node.name.startswith("/layers"):
+            node.name = "/transformer" + node.name
+    path = tmp_path / "one_frame.onnx"
+    onnx.save(model, path)
+    return load(path)
+
+
+def test_a_frame_that_almost_fills_the_window_wraps_within_the_room_left(tmp_path: Path) -> None:
+    """A frame of ten closed blocks is a little shorter than the window, so on its own it does
+    not wrap, but with the inputs above it and the head below, the drawing runs past the
+    bottom: the first view wraps the frame lower, into columns that leave them room. Relayouts
+    after a collapse keep that wrap; the same view without it does not fit."""
+    graph = scoped_in_one_frame(tmp_path, 100)
+    expanded, d = first_view_state(graph, Hierarchy(graph))
+    assert d is not None and fits(d) and boxes_of(d) >= MIN_BOXES
+    assert d.wrap_height is not None and d.wrap_height < FIT[1]
+    plain = build_drawing(graph, expanded)
+    assert not fits(plain) and plain.width < FIT[0]  # too tall, not too wide: the case
+    inner = next(o for g, o in d.frames if graph.nodes[g].id == "/transformer")
+    assert np.ptp(inner[:, 1]) < d.wrap_height + 100  # the frame itself is now short
+    collapsed = build_drawing(graph, expanded - {"/transformer"}, previous=d)
+    again = build_drawing(graph, expanded, previous=collapsed)
+    assert again.wrap_height == d.wrap_height and fits(again)
+
+
+def test_a_view_no_wrap_makes_fit_keeps_its_shape(tmp_path: Path) -> None:
+    """Six layers forced open (fewer boxes would show than ``MIN_BOXES``) run past the bottom,
+    and wrapping them lower only makes the drawing too wide: the plain drawing is kept."""
+    graph = scoped_in_one_frame(tmp_path, 60)
+    expanded, d = first_view_state(graph, Hierarchy(graph))
+    assert d is not None and d.wrap_height is None
+    plain = build_drawing(graph, expanded)
+    assert (plain.width, plain.height) == (d.width, d.height)

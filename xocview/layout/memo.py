@@ -31,7 +31,7 @@ def hint_ranks(hint: np.ndarray | None) -> np.ndarray | None:
     return out
 
 
-def problem_key(*parts: np.ndarray | float | int | tuple[float, float] | None) -> Hashable:
+def problem_key(*parts: np.ndarray | float | int | tuple[float, ...] | None) -> Hashable:
     """A key that is equal exactly when the inputs are: arrays by dtype, shape and bytes."""
     return tuple(
         (p.dtype.str, p.shape, p.tobytes()) if isinstance(p, np.ndarray) else p for p in parts

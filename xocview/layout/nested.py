@@ -64,7 +64,7 @@ def nested_layout(
     order_hint: np.ndarray | None = None,
     node_sep: float = 24.0,
     rank_sep: float = 48.0,
-    wrap: tuple[float, float] | None = None,
+    wrap: tuple[float, ...] | None = None,
     progress: Callable[[int, int], None] | None = None,
     keys: NestKeys | None = None,
     previous: NestedState | None = None,

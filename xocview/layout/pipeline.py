@@ -60,7 +60,7 @@ def layout(
     rank_sep: float = 48.0,
     pin_first: np.ndarray | None = None,
     pin_last: np.ndarray | None = None,
-    wrap: tuple[float, float] | None = None,
+    wrap: tuple[float, ...] | None = None,
 ) -> LayoutResult:
     """Lay out a directed graph in layers (Sugiyama): top-to-bottom ("TB") or left-to-right.
 
@@ -68,8 +68,9 @@ def layout(
     order of a previous layout (pass its x) so that a relayout after collapse/expand stays
     stable (groups are laid out by ``nested.nested_layout``, one flat layout per group).
     ``pin_first``/``pin_last`` (masks) put nodes on the first/last layer: the ports where a
-    group's outside edges enter and leave. ``wrap`` = (max_aspect, target): a drawing taller
-    than max_aspect times its width is wrapped into columns.
+    group's outside edges enter and leave. ``wrap`` = (max_aspect, target[, room]): a
+    drawing taller than max_aspect times its width (and than the room, a height, by default
+    ``wrap.MIN_HEIGHT``) is wrapped into columns, no taller than the room where one is given.
     Raises ValueError for inconsistent arrays or an unknown direction.
     """
     n = int(num_nodes)
@@ -128,6 +129,7 @@ def layout(
             _origins(lg)[lg.seg_src],
             max_aspect=wrap[0],
             target=wrap[1],
+            room=wrap[2] if len(wrap) > 2 else None,
             gap=node_sep * 2,
         )
     step("position")

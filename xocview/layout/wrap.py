@@ -112,13 +112,16 @@ def plan_columns(
     max_aspect: float,
     target: float,
     gap: float,
+    room: float | None = None,
 ) -> Columns | None:
     """Columns for a layered drawing taller than ``max_aspect`` times its width, or None.
 
     ``rank``/``x``/``widths`` cover every node (dummies included), ``seg_rank`` is the upper
     layer of every segment and ``seg_origin`` the real node its edge comes from (a cut costs
     one lane per source it separates from a consumer, however wide the fan-out); the number
-    of columns brings height/width near ``target``.
+    of columns brings height/width near ``target``. With ``room`` (a height), a drawing
+    taller than it is wrapped into columns no taller than it where it can be; without, a
+    drawing no taller than ``MIN_HEIGHT`` is left whole.
     """
     layers = len(centres)
     if layers < 2 or not len(x):
@@ -127,11 +130,11 @@ def plan_columns(
     bottom = centres + tallest / 2
     height = float(bottom[-1] - top[0])
     width = float((x + widths / 2).max() - (x - widths / 2).min())
-    if height <= max_aspect * max(width, 1.0) or height <= MIN_HEIGHT:
+    if height <= max_aspect * max(width, 1.0) or height <= (MIN_HEIGHT if room is None else room):
         return None
     pairs = np.unique(np.stack([seg_rank, seg_origin]), axis=1)
     crossing = np.bincount(pairs[0], minlength=layers)[: layers - 1]
-    cuts = _cuts(top, bottom, crossing, height, width + gap + 2 * MARGIN + LANE, target)
+    cuts = _cuts(top, bottom, crossing, height, width + gap + 2 * MARGIN + LANE, target, room)
     if not len(cuts):
         return None
     first = np.concatenate([[0], cuts + 1]).astype(_I)
@@ -163,6 +166,7 @@ def plan_columns(
 
 
 _AROUND_K = 3  # column counts tried on each side of the estimate
+_TOO_TALL = 100.0  # a score added to columns taller than the room: any shape that fits wins
 
 
 def _cuts(
@@ -172,9 +176,11 @@ def _cuts(
     height: float,
     width: float,
     target: float,
+    room: float | None = None,
 ) -> np.ndarray:
     """The last layer of every column but the last: columns of balanced height, their number
-    bringing height / width nearest ``target``, each cut where the fewest sources cross.
+    bringing height / width nearest ``target`` (of those no taller than ``room``, when some
+    are), each cut where the fewest sources cross.
 
     ``width`` is a column's width with the room beside it."""
     layers = len(top)
@@ -184,12 +190,16 @@ def _cuts(
     # k columns of about height / k each: the shape's ratio is height / (k * k * width), so
     # only the counts near sqrt(height / (width * target)) can be best
     near = round(float(np.sqrt(height / (max(width, 1.0) * target))))
-    for k in range(max(2, near - _AROUND_K), min(most, near + _AROUND_K) + 1):
+    need = near if room is None else int(np.ceil(height / room))  # at least, to fit the room
+    for k in range(max(2, near - _AROUND_K), min(most, max(near, need) + _AROUND_K) + 1):
         cuts = _partition(top, bottom, crossing, _balanced_height(top, bottom, k))
         first = np.concatenate([[0], cuts + 1])
         last = np.append(cuts, layers - 1)
         tallest = float((bottom[last] - top[first]).max())
         score = abs(np.log(tallest / (len(first) * max(width, 1.0)) / target))
+        lanes = float(crossing[cuts].max()) if len(cuts) else 0.0
+        if room is not None and tallest + 2 * MARGIN + LANE * lanes > room:  # lanes on top
+            score += _TOO_TALL
         if score < best_score - 0.05:  # more columns only for a clearly better shape
             best, best_score = cuts, score
     return best

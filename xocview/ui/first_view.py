@@ -9,10 +9,11 @@ few enough to read at first sight.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
+from xocview.layout.wrap import MIN_HEIGHT
 from xocview.model import Graph, Hierarchy
 from xocview.model.boxes import BoxCounts
 from xocview.model.sections import LEVEL_LIMIT
@@ -37,8 +38,16 @@ MIN_BOXES = 8  # a first view shows at least this many boxes when the graph has 
 TRIALS = 24  # layouts tried at most: the first view of a 100k-node graph stays prompt
 FORCED_TRIES = 4  # classes laid out to choose each opening forced by MIN_BOXES
 TRY_BOXES = 260  # an opening that would draw more boxes than this cannot fit: not tried
+MARGIN_Y = 24.0  # a wrap height is lowered by the overflow and twice this
 
-Layout = Callable[[set[str]], Drawing]
+SQUEEZES = 3  # lower wrap heights tried when the chosen view is too tall but not too wide
+LOWEST_WRAP = 400.0  # ... down to this: below, columns of a few boxes help no one
+
+
+class Layout(Protocol):
+    """Lays out a set of open groups (levels taller than ``wrap_height`` wrap into columns)."""
+
+    def __call__(self, expanded: set[str], wrap_height: float | None = None) -> Drawing: ...
 
 
 def initial_expanded(graph: Graph, h: Hierarchy, layout: Layout | None = None) -> set[str]:
@@ -58,7 +67,14 @@ def first_view_state(
     )
     if not (h.is_group & ~section).any():
         return _by_boxes(graph, h, section.tolist()), None
-    return _Fitting(graph, h, layout or (lambda e: build_drawing(graph, e))).run()
+    return _Fitting(graph, h, layout or _plain(graph)).run()
+
+
+def _plain(graph: Graph) -> Layout:
+    def lay_out(expanded: set[str], wrap_height: float | None = None) -> Drawing:
+        return build_drawing(graph, expanded, wrap_height=wrap_height)
+
+    return lay_out
 
 
 def boxes_of(d: Drawing) -> int:
@@ -118,7 +134,23 @@ class _Fitting:
                 refused.update(cls)
             if not opened:
                 break
-        return self.expanded, drawing
+        return self.expanded, self.squeezed(drawing)
+
+    def squeezed(self, d: Drawing) -> Drawing:
+        """``d``, or where it is too tall but not too wide, the same view with its tall frames
+        wrapped lower: a frame wraps only when it alone is taller than the window, so a frame
+        that almost fills it, below inputs and above outputs, runs past the bottom. The wrap
+        height goes down by the overflow until the drawing fits (kept only if it does)."""
+        height = MIN_HEIGHT
+        tried = d
+        for _ in range(SQUEEZES):
+            if fits(tried) or tried.width > FIT[0]:
+                break
+            height -= tried.height - FIT[1] + 2 * MARGIN_Y
+            if height < LOWEST_WRAP:
+                break
+            tried = self.layout(self.expanded, wrap_height=height)
+        return tried if fits(tried) else d
 
     def open(self, groups: list[int]) -> None:
         self.expanded.update(self.graph.nodes[g].id for g in groups)

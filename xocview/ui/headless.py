@@ -63,7 +63,11 @@ def render_file(
         drawing = None
         if expanded is None:  # the first view the window opens with
             expanded, drawing = first_view_state(
-                graph, h, lambda e: build_drawing(graph, e, direction=direction)
+                graph,
+                h,
+                lambda e, wrap_height=None: build_drawing(
+                    graph, e, direction=direction, wrap_height=wrap_height
+                ),
             )
         if drawing is None:
             drawing = build_drawing(graph, expanded, direction=direction)

@@ -87,7 +87,9 @@ class LoadJob:
                     expanded, drawing = first_view_state(
                         graph,
                         hierarchy,
-                        lambda e: build_drawing(graph, e, progress=self.progress),
+                        lambda e, wrap_height=None: build_drawing(
+                            graph, e, progress=self.progress, wrap_height=wrap_height
+                        ),
                     )
                     if drawing is None:
                         drawing = build_drawing(graph, expanded, progress=self.progress)

@@ -92,6 +92,9 @@ class Drawing:
     # graph state redoes only what changed (nested_layout's ``previous``)
     layout_state: object = field(default=None, repr=False, compare=False)
     layout_of: object = field(default=None, repr=False, compare=False)
+    # the height a level wraps into columns within (None: the layout's own rule); relayouts
+    # keep it
+    wrap_height: float | None = None
 
     @property
     def count(self) -> int:
@@ -131,6 +134,7 @@ def build_drawing(
     details: Callable[[Node], str] = opfacts.key_attributes,
     progress: Callable[[int, int], None] | None = None,
     previous: Drawing | None = None,
+    wrap_height: float | None = None,
 ) -> Drawing:
     """Lay out the visible graph for ``expanded`` groups and describe every box and edge.
 
@@ -144,8 +148,13 @@ def build_drawing(
     ``previous`` drawing of the same graph state, only the groups whose layout problems changed
     are laid out again (an expand or collapse: that group, its ancestors, and the groups its
     crossing edges reach); the hint then steers those alone, and without ``order_hint`` the
-    previous drawing's places are the hint (``order_hint={}``: no hint).
+    previous drawing's places are the hint (``order_hint={}``: no hint). A narrow level taller
+    than ``wrap_height`` (by default the previous drawing's) is wrapped into columns no taller
+    than it: the first view sets it so that a frame wraps within the room its parent leaves
+    it. Without one, narrow levels taller than ``wrap.MIN_HEIGHT`` wrap to a pleasing shape.
     """
+    if wrap_height is None and previous is not None:
+        wrap_height = previous.wrap_height
     kinds = ("input", "output", "weight") if show_weights else ("input", "output")
     opened = set(expanded)
     vis = visible_graph(graph, expanded, tensor_kinds=kinds)
@@ -206,7 +215,9 @@ def build_drawing(
         title_width=title_w,
         direction=direction,
         order_hint=hint,
-        wrap=(WRAP_ASPECT, WRAP_TARGET),
+        wrap=(WRAP_ASPECT, WRAP_TARGET)
+        if wrap_height is None
+        else (WRAP_ASPECT, WRAP_TARGET, wrap_height),
         # across, the gap between layers carries the shape labels on one line
         rank_sep=LR_RANK_SEP if direction == "LR" else 48.0,
         progress=progress,
@@ -239,6 +250,7 @@ def build_drawing(
     d.keys = keys
     d.rows = rows
     d.weights_as_nodes = show_weights
+    d.wrap_height = wrap_height
     if nest is not None:
         d.layout_state = getattr(res, "state", None)
         d.layout_of = graph.index
