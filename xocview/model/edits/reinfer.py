@@ -6,7 +6,9 @@ the nodes and tensors an edit touched, in topological order, and asks ONNX's per
 inference (``onnx_infer``) for each node it reaches. A path stops where a node's outputs come
 out as they were. A node ONNX cannot infer (an op of another domain, a function call, an
 If/Loop whose bodies it would need, inputs of a type nobody knows) gets outputs of unknown
-rank: unknown, never stale. Its dtype stays unless an input's dtype changed.
+rank: unknown, never stale; its dtype stays unless an input's dtype changed. A node ONNX has
+no schema for may be typed instead by a probe registered in ``fallback`` (the executor's
+kernel run on placeholder inputs).
 
 The measured times of the nodes reached (``performance.time``) describe the node as it was:
 they go too. Everything is recorded as steps of the edit, so undo brings back the old types
@@ -104,10 +106,10 @@ class _Walk:
     """One downstream walk: a heap of nodes by topological rank and the changes so far."""
 
     def __init__(self, graph: Graph, idx: GraphIndex) -> None:
-        from xocview.model.edits import onnx_infer, small_values
+        from xocview.model.edits import fallback, onnx_infer, small_values
 
         onnx_infer.start_walk()
-        self.infer, self.small = onnx_infer, small_values
+        self.infer, self.small, self.fallback = onnx_infer, small_values, fallback
         self.graph = graph
         n = len(graph.nodes)
         # the heap holds ranks (ints compare fast); ``order`` turns a rank back into a node
@@ -219,8 +221,8 @@ class _Walk:
         meta = node.metadata
         found = self.schemas.get((node.op_type, meta.get("domain", "") if meta else ""))
         schema, prefix = found if found is not None else self._schema(node)
-        if schema is None:
-            return None
+        if schema is None:  # no ONNX inference: a registered probe may tell (fallback.py)
+            return self._probe(node) if self.fallback.registered() else None
         get = self.ids.get
         ids = tuple([get(t, -2) for t in node.inputs])
         if -2 in ids:  # first sight of some input
@@ -238,6 +240,13 @@ class _Walk:
             in_data = [None] * len(ids)
         key = self.infer.memo_key(prefix, node, ids, data)
         return self.infer.infer_ids(schema, node, key, ids, in_data)
+
+    def _probe(self, node: Node) -> tuple[int, ...] | None:
+        get = self.ids.get
+        ids = [get(t, -2) for t in node.inputs]
+        if -2 in ids:  # first sight of some input
+            ids = [self.type_of(t) for t in node.inputs]
+        return self.fallback.infer_ids(self.graph, node, ids, self.values, self.opsets)
 
     def _data(self, node: Node, ids: tuple[int, ...]) -> list[Any]:
         feeds, types, values = self.small.feeds_data, self.infer.TYPES, self.values
