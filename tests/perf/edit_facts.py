@@ -8,6 +8,11 @@ of every tensor below it:
   [1, 1], as a user does in the inspector.
 - Transformer-like (``onnx_models.transformer_like``): the input's shape set from
   [batch, 8, 16] to [batch, 12, 16].
+- Contrib-like (``contrib_like``): layers of onnxruntime's fused com.microsoft ops (Attention,
+  SkipLayerNormalization, FastGelu, BiasGelu, QuickGelu) between MatMuls, stored with every
+  type as onnxruntime's optimizer saves them; the input's shape set from [1, 8, 8] to
+  [1, 12, 8]. ONNX types none of those ops: the executor's probe (``shape_probe``) does. Also
+  counted: the contrib outputs the edit leaves known, with the probe and without it.
 
 For each: the median time of the edit (the attribute or shape set, the index rebuilt, every
 reached node inferred again: cold, with the inference memo cleared before each run; and warm),
@@ -38,10 +43,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnx_models import transformer_like  # tests/perf/, beside us
 
+from xocview.executor import shape_probe
 from xocview.formats import load
 from xocview.model import Graph
 from xocview.model import edits as E
-from xocview.model.edits.onnx_infer import clear_memo
+from xocview.model.edits import fallback, onnx_infer
 from xocview.model.edits.steps import SetTypes
 from xocview.ui.graph_facts import FACTS
 
@@ -127,6 +133,89 @@ def resnet_like(
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def contrib_like(num_nodes: int, dim: int = 8, seq: int = 8, seed: int = 0) -> onnx.ModelProto:
+    """Layers of eight nodes, Attention -> SkipLayerNormalization -> MatMul -> FastGelu ->
+    MatMul -> SkipLayerNormalization -> BiasGelu -> QuickGelu, each with weights of its own and
+    every type stored (value_info), as onnxruntime's optimizer writes a fused BERT."""
+    rng = np.random.default_rng(seed)
+    inits: list[TensorProto] = []
+    typed: dict[str, int] = {}
+
+    def weight(name: str, *shape: int) -> str:
+        inits.append(numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name))
+        return name
+
+    ms, d, x = "com.microsoft", dim, "input"
+    nodes: list[onnx.NodeProto] = []
+    for i in range((num_nodes - 1) // 8):
+        p = f"/layer{i}"
+        t = [f"{p}/t{k}" for k in range(8)]
+        nodes += [
+            helper.make_node(
+                "Attention", [x, weight(f"{p}.qkv", d, 3 * d), weight(f"{p}.qkv_b", 3 * d)],
+                [t[0]], name=f"{p}/attn/Attention", domain=ms, num_heads=2,
+            ),
+            helper.make_node(
+                "SkipLayerNormalization",
+                [t[0], x, weight(f"{p}.g1", d), weight(f"{p}.b1", d)],
+                [t[1]], name=f"{p}/SkipLayerNorm", domain=ms, epsilon=1e-5,
+            ),
+            helper.make_node("MatMul", [t[1], weight(f"{p}.w1", d, 4 * d)], [t[2]],
+                             name=f"{p}/mlp/MatMul"),
+            helper.make_node("FastGelu", [t[2], weight(f"{p}.fb", 4 * d)], [t[3]],
+                             name=f"{p}/mlp/FastGelu", domain=ms),
+            helper.make_node("MatMul", [t[3], weight(f"{p}.w2", 4 * d, d)], [t[4]],
+                             name=f"{p}/mlp/MatMul_1"),
+            helper.make_node(
+                "SkipLayerNormalization",
+                [t[4], t[1], weight(f"{p}.g2", d), weight(f"{p}.b2", d), weight(f"{p}.bias", d)],
+                [t[5]], name=f"{p}/SkipLayerNorm_1", domain=ms, epsilon=1e-5,
+            ),
+            helper.make_node("BiasGelu", [t[5], weight(f"{p}.bg", d)], [t[6]],
+                             name=f"{p}/BiasGelu", domain=ms),
+            helper.make_node("QuickGelu", [t[6]], [t[7]], name=f"{p}/QuickGelu", domain=ms),
+        ]  # fmt: skip
+        typed.update({n: (4 * d if k in (2, 3) else d) for k, n in enumerate(t)})
+        x = t[7]
+    nodes.append(helper.make_node("Identity", [x], ["output"], name="/head/Identity"))
+    graph = helper.make_graph(
+        nodes,
+        "contrib_like",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, seq, d])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, seq, d])],
+        initializer=inits,
+        value_info=[
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, seq, w])
+            for n, w in typed.items()
+        ],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def clear_memo() -> None:
+    """Forget what ONNX and the probe told (a cold start: the first edit after opening)."""
+    onnx_infer.clear_memo()
+    fallback.clear_memo()
+
+
+def contrib_outputs_known(g: Graph, edit: Callable[[Graph], E.Edit]) -> list[int]:
+    """[contrib outputs, those known before the edit, after it with the probe, without it]."""
+    outs = [t for n in g.nodes if n.metadata.get("domain") == "com.microsoft" for t in n.outputs]
+    known = [len(outs), sum("rank_unknown" not in g.tensors[t].metadata for t in outs)]
+    for probing in (True, False):
+        if not probing:
+            fallback.unregister(shape_probe.probe)
+        try:
+            clear_memo()
+            e = edit(g)
+            known.append(sum("rank_unknown" not in g.tensors[t].metadata for t in outs))
+            e.revert(g)
+        finally:
+            shape_probe.register()
+    return known
+
+
 def _anchor(model: onnx.ModelProto) -> Callable[[], object]:
     bare = onnx.ModelProto()
     bare.CopyFrom(model)
@@ -210,6 +299,12 @@ def bench(
     print(f"  undo (old types back, index):     {_ms(times['undo'])}")
     print(f"  redo (new types, no inference):   {_ms(times['redo'])}")
     print(f"  facts made again (summary, FLOPs, validation): {_ms(times['facts'])}")
+    if name == "contrib_like":
+        total, before, probed, bare = contrib_outputs_known(g, edit)
+        print(
+            f"  contrib outputs known: {before:,} of {total:,} before the edit, {probed:,} after "
+            f"it ({bare:,} without the executor's probe)"
+        )
     if profile:
         clear_memo()
         _ready(g)
@@ -239,6 +334,13 @@ def main() -> int:
         "transformer_like",
         transformer_like(args.nodes),
         lambda g: E.set_shape(g, "input", [-1, 12, 16]),
+        args.repeat,
+        args.profile,
+    )
+    bench(
+        "contrib_like",
+        contrib_like(args.nodes),
+        lambda g: E.set_shape(g, "input", [1, 12, 8]),
         args.repeat,
         args.profile,
     )
