@@ -28,7 +28,9 @@ Choices worth knowing:
 - ``mark_output`` turns an activation into kind ``output``; ``unmark_output`` turns it back.
 - Setting or removing an attribute, a tensor's shape or dtype, and bypassing a node infer the
   types downstream again (``reinfer``: ONNX's per-node inference, remembered per distinct
-  block); what ONNX cannot infer becomes unknown, and measured times of the nodes reached go.
+  block); an op ONNX has no schema for is typed by a registered probe (the executor runs its
+  kernel on placeholders); what neither can tell becomes unknown, and measured times of the
+  nodes reached go.
   Those changes are steps of the same Edit, so undo restores the old types and times.
 """
 
