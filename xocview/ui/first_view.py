@@ -9,7 +9,7 @@ few enough to read at first sight.
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,6 +27,7 @@ __all__ = [
     "first_view_state",
     "fits",
     "initial_expanded",
+    "laid_out",
 ]
 
 FIRST_VIEW_BOXES = 300  # sections open while at most this many boxes show
@@ -67,12 +68,15 @@ def first_view_state(
     )
     if not (h.is_group & ~section).any():
         return _by_boxes(graph, h, section.tolist()), None
-    return _Fitting(graph, h, layout or _plain(graph)).run()
+    return _Fitting(graph, h, layout or laid_out(graph)).run()
 
 
-def _plain(graph: Graph) -> Layout:
+def laid_out(graph: Graph, **options: Any) -> Layout:
+    """``build_drawing`` of ``graph`` with ``options`` (direction, progress...) as a
+    ``Layout`` of the open groups and the wrap height."""
+
     def lay_out(expanded: set[str], wrap_height: float | None = None) -> Drawing:
-        return build_drawing(graph, expanded, wrap_height=wrap_height)
+        return build_drawing(graph, expanded, wrap_height=wrap_height, **options)
 
     return lay_out
 

@@ -12,7 +12,7 @@ from xocview.formats import load
 from xocview.model import Hierarchy
 from xocview.model.gc_pause import gc_paused
 from xocview.ui.canvas.drawing import build_drawing
-from xocview.ui.first_view import first_view_state
+from xocview.ui.first_view import first_view_state, laid_out
 from xocview.ui.render import render_to_file
 
 __all__ = ["ensure_gui_application", "render_file"]
@@ -62,13 +62,7 @@ def render_file(
     with gc_paused():  # see RelayoutJob.run: a full collection mid-layout costs half a second
         drawing = None
         if expanded is None:  # the first view the window opens with
-            expanded, drawing = first_view_state(
-                graph,
-                h,
-                lambda e, wrap_height=None: build_drawing(
-                    graph, e, direction=direction, wrap_height=wrap_height
-                ),
-            )
+            expanded, drawing = first_view_state(graph, h, laid_out(graph, direction=direction))
         if drawing is None:
             drawing = build_drawing(graph, expanded, direction=direction)
     return render_to_file(drawing, target, theme, scale)

@@ -13,7 +13,7 @@ for a size nobody knows, as ``Tensor`` keeps them.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "infer_ids",
     "memo_key",
     "node_schema",
+    "remembered",
     "schema_key",
     "start_walk",
     "tensor_ttype",
@@ -227,12 +228,10 @@ def type_id(ttype: TType) -> int:
     return found
 
 
-def memo_key(
-    schema_key: tuple[str, str, int], node: Node, in_ids: tuple[int, ...], data: Any
-) -> Hashable:
-    """What decides ``node``'s output types: schema, attributes (their repr tells every JSON
-    value apart), input type ids, the values of its small integer inputs (``values_key``),
-    and which optional inputs and outputs it leaves out."""
+def memo_key(schema_key: Hashable, node: Node, in_ids: tuple[int, ...], data: Any) -> Hashable:
+    """What decides ``node``'s output types: schema (or whoever else answers), attributes
+    (their repr tells every JSON value apart), input type ids, the values of its small
+    integer inputs (``values_key``), and which optional inputs and outputs it leaves out."""
     meta = node.metadata
     gaps = None
     if meta and ("omitted_inputs" in meta or "omitted_outputs" in meta):
@@ -262,12 +261,21 @@ def infer_ids(
     """The type ids ONNX infers for ``node``'s outputs (-1 for one it cannot tell), from its
     inputs' type ids and the values known; None when it infers nothing. Remembered by
     ``key`` (``memo_key``)."""
+    return remembered(key, lambda: _ask(schema, node, [TYPES[k] for k in in_ids], in_data))
+
+
+def remembered(
+    key: Hashable, ask: Callable[[], Sequence[TType | None] | None]
+) -> tuple[int, ...] | None:
+    """The answer remembered by ``key``, else ``ask()``'s as type ids (-1 for an output it
+    cannot tell), remembered. One memo for ONNX's answers and the fallback's, so that both
+    go with the type table they number (``clear_memo``)."""
     found = _MEMO.get(key, _MISSING)
     if found is not _MISSING:
         return found  # type: ignore[return-value]
     if len(_MEMO) >= MEMO_LIMIT:
         _MEMO.clear()
-    types = _ask(schema, node, [TYPES[k] for k in in_ids], in_data)
+    types = ask()
     made = None if types is None else tuple(-1 if t is None else type_id(t) for t in types)
     _MEMO[key] = made
     return made

@@ -223,10 +223,7 @@ class _Walk:
         schema, prefix = found if found is not None else self._schema(node)
         if schema is None:  # no ONNX inference: a registered probe may tell (fallback.py)
             return self._probe(node) if self.fallback.registered() else None
-        get = self.ids.get
-        ids = tuple([get(t, -2) for t in node.inputs])
-        if -2 in ids:  # first sight of some input
-            ids = tuple([self.type_of(t) for t in node.inputs])
+        ids = self._input_ids(node)
         if -1 in ids:
             return None
         if node.op_type in _SAME_TYPE and len(ids) == 1 and len(node.outputs) == 1:
@@ -241,12 +238,21 @@ class _Walk:
         key = self.infer.memo_key(prefix, node, ids, data)
         return self.infer.infer_ids(schema, node, key, ids, in_data)
 
-    def _probe(self, node: Node) -> tuple[int, ...] | None:
+    def _input_ids(self, node: Node) -> tuple[int, ...]:
         get = self.ids.get
-        ids = [get(t, -2) for t in node.inputs]
+        ids = tuple([get(t, -2) for t in node.inputs])
         if -2 in ids:  # first sight of some input
-            ids = [self.type_of(t) for t in node.inputs]
-        return self.fallback.infer_ids(self.graph, node, ids, self.values, self.opsets)
+            ids = tuple([self.type_of(t) for t in node.inputs])
+        return ids
+
+    def _probe(self, node: Node) -> tuple[int, ...] | None:
+        ids = self._input_ids(node)
+        if -1 in ids:
+            return None
+        data = None
+        if not self.infer.INTEGER_TYPES.isdisjoint(ids):
+            data = self._data(node, ids)
+        return self.fallback.infer_ids(self.graph, node, ids, data, self.opsets)
 
     def _data(self, node: Node, ids: tuple[int, ...]) -> list[Any]:
         feeds, types, values = self.small.feeds_data, self.infer.TYPES, self.values
