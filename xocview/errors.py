@@ -113,10 +113,28 @@ class FormatError(XocviewError):
 
 
 class UnknownFormatError(FormatError):
-    """No reader accepted the file; ``reasons`` maps each format tried to why it refused."""
+    """No reader accepted the file; ``reasons`` maps each format tried to why it refused, and
+    ``recognised`` says what the file is when its signature names a format xocview does not
+    read (then that is the message, the reasons being beside the point)."""
 
-    def __init__(self, file: str, reasons: dict[str, str]) -> None:
+    def __init__(
+        self,
+        file: str,
+        reasons: dict[str, str],
+        recognised: str | None = None,
+        offered: list[str] | None = None,
+    ) -> None:
         self.reasons = reasons
+        self.recognised = recognised
+        if recognised is not None:
+            offered_text = ", ".join(reasons if offered is None else offered)
+            super().__init__(
+                file,
+                "",
+                f"is {recognised}, a format xocview does not read",
+                f"a file xocview reads ({offered_text})" if offered_text else None,
+            )
+            return
         listing = "; ".join(f"{name}: {why}" for name, why in reasons.items())
         super().__init__(file, "", f"not a graph file any format accepts ({listing})")
 

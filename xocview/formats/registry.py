@@ -7,7 +7,8 @@ from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import lightnet, nnvm, onnx, xoc
+from xocview.formats import lightnet, nnvm, onnx, safetensors, xoc
+from xocview.formats.signatures import recognise
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
 from xocview.model.clusters import add_cluster_groups
@@ -21,7 +22,7 @@ __all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]
 # load(source) -> Graph, and save(graph, path) where the format can be written. Adding a format
 # adds one row. A format that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted
 # keys, which spares a scan of every node's metadata after loading.
-FORMATS: tuple[ModuleType, ...] = (xoc, nnvm, lightnet, onnx)
+FORMATS: tuple[ModuleType, ...] = (xoc, nnvm, lightnet, safetensors, onnx)
 
 
 def detect(source: Source) -> ModuleType:
@@ -31,7 +32,7 @@ def detect(source: Source) -> ModuleType:
     share ``.json`` and files are often misnamed. Raises UnknownFormatError listing every
     format tried and why it refused.
     """
-    _ = source.data  # a missing or unreadable file fails here, once, with its own message
+    _ = source.head  # a missing or unreadable file fails here, once, with its own message
     suffix = source.path.suffix.lower()
     ordered = sorted(FORMATS, key=lambda f: suffix not in f.EXTENSIONS)
     reasons: dict[str, str] = {}
@@ -40,12 +41,20 @@ def detect(source: Source) -> ModuleType:
             why = fmt.sniff(source)
         except FormatError as e:
             if e is source.json_error:
+                recognised = recognise(source.path, source.head)
+                if recognised is not None:  # "[net]" opens a Darknet .cfg, not JSON
+                    raise UnknownFormatError(source.name, reasons, recognised, _names()) from e
                 raise  # a broken JSON file: the parse error is the useful message
             why = e.problem
         if why is None:
             return fmt
         reasons[fmt.NAME] = why
-    raise UnknownFormatError(source.name, reasons)
+    raise UnknownFormatError(source.name, reasons, recognise(source.path, source.head), _names())
+
+
+def _names() -> list[str]:
+    """What a refusal offers: every format's name, in the table's order."""
+    return [f.NAME for f in FORMATS]
 
 
 def load(path: str | Path) -> Graph:

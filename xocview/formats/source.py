@@ -12,7 +12,7 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.json_text import MAX_DEPTH, JsonTooDeep, loads
 
-__all__ = ["MAX_FILE_SIZE", "Source", "read_regular_file"]
+__all__ = ["MAX_FILE_SIZE", "Source", "read_head", "read_regular_file"]
 
 _MISSING = object()
 # Protobuf cannot hold a message over 2 GiB and no graph JSON comes near it; a larger file is
@@ -32,13 +32,10 @@ _KINDS = (
 )
 
 
-def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE_SIZE) -> bytes:
-    """The bytes of ``path``; FormatError for anything that is not a regular file.
-
-    The file is opened without blocking and checked on the open descriptor before any byte is
-    read, so a FIFO cannot hang the reader and ``/dev/zero`` cannot fill the memory.
-    """
-    name = str(path) if name is None else name
+def _open_regular(path: Path, name: str) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` opened without blocking, and its status; FormatError for
+    anything that is not a regular file, checked on the open descriptor before any byte is
+    read, so a FIFO cannot hang the reader and ``/dev/zero`` cannot fill the memory."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -57,6 +54,25 @@ def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE
             if test(info.st_mode):
                 raise FormatError(name, "", f"is {kind}, not a file", "a regular file")
         raise FormatError(name, "", "is not a regular file", "a regular file")
+    return fd, info
+
+
+def read_head(path: Path, name: str, size: int) -> tuple[bytes, int]:
+    """The first ``size`` bytes of a regular file and its size, the rest left unread: a
+    format is told from its head, and a 14 GB weights file is never read to find out."""
+    fd, info = _open_regular(path, name)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read(size), info.st_size
+        except OSError as e:
+            raise FormatError(name, "", f"cannot be read ({e.strerror})") from e
+
+
+def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE_SIZE) -> bytes:
+    """The bytes of ``path``; FormatError for anything that is not a regular file, and for a
+    file over ``limit`` (refused before it is read)."""
+    name = str(path) if name is None else name
+    fd, info = _open_regular(path, name)
     with os.fdopen(fd, "rb") as f:
         if info.st_size > limit:
             raise FormatError(
@@ -91,6 +107,8 @@ class Source:
         self.path = Path(path)
         self.name = str(path)
         self._bytes: bytes | None = None
+        self._head: bytes | None = None
+        self._size: int | None = None
         self._json: Any = _MISSING
         self._json_error: FormatError | None = None
 
@@ -102,7 +120,23 @@ class Source:
 
     @property
     def head(self) -> bytes:
-        return self.data[: self.HEAD_SIZE]
+        """The first HEAD_SIZE bytes, read without the rest: binary formats are told by them.
+        FormatError when the path is missing, a folder, or not a regular file."""
+        if self._bytes is not None:
+            return self._bytes[: self.HEAD_SIZE]
+        if self._head is None:
+            self._head, self._size = read_head(self.path, self.name, self.HEAD_SIZE)
+        return self._head
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes, known from the head's read."""
+        if self._bytes is not None:
+            return len(self._bytes)
+        if self._size is None:
+            _ = self.head
+        assert self._size is not None
+        return self._size
 
     def looks_like_json(self) -> bool:
         """True when the first non-blank byte opens a JSON object or array."""

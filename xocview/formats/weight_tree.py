@@ -58,12 +58,12 @@ def weight_graph(
         graph.nodes.append(Node(node_id, _last(owner), tensors, [], {}, meta))
     groups = []
     for group in sorted(parents, key=_numbered_order):
-        meta: dict[str, Any] = {"module": group}
+        group_meta: dict[str, Any] = {"module": group}
         up = _parent(group)
         if up:
-            meta["parent_id"] = up
+            group_meta["parent_id"] = up
             children.setdefault(up, []).append(group)
-        groups.append(Node(group, _last(group), [], [], {}, meta))
+        groups.append(Node(group, _last(group), [], [], {}, group_meta))
     for node in groups:
         node.metadata["children_ids"] = children.get(node.id, [])
     graph.nodes.extend(groups)
