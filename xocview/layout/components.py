@@ -46,3 +46,68 @@ def side_by_side(x: np.ndarray, widths: np.ndarray, comp: np.ndarray, gap: float
     span = right - left
     start = np.concatenate([[0.0], np.cumsum(span + gap)[:-1]])
     return x - left[comp] + start[comp]
+
+
+# Rows are made only for a drawing wider than this (layout units, a window's width at the
+# zoom where titles read) and than ``1 / target`` times its height, of 3 or more components.
+MIN_ROW_WIDTH = 1860.0
+
+
+def rows(
+    x: np.ndarray,
+    y: np.ndarray,
+    widths: np.ndarray,
+    heights: np.ndarray,
+    comp: np.ndarray,
+    gap: float,
+    target: float,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-component shifts that fill rows with side-by-side components, or None.
+
+    A file of weights (32 unconnected layer groups) or a model of many small graphs would be
+    one row 8,000 units wide; rows of about ``sqrt(area / target)`` width, filled in
+    component order as text fills lines, bring height/width near ``target``.
+    """
+    k = int(comp.max()) + 1 if len(comp) else 0
+    if k < 3:
+        return None
+    left = np.full(k, np.inf)
+    right = np.full(k, -np.inf)
+    top = np.full(k, np.inf)
+    bottom = np.full(k, -np.inf)
+    np.minimum.at(left, comp, x - widths / 2)
+    np.maximum.at(right, comp, x + widths / 2)
+    np.minimum.at(top, comp, y - heights / 2)
+    np.maximum.at(bottom, comp, y + heights / 2)
+    span_w, span_h = right - left + gap, bottom - top + gap
+    width = float(span_w.sum() - gap)
+    height = float(span_h.max() - gap)
+    if width <= MIN_ROW_WIDTH or width * target <= height:
+        return None
+    row_width = max(float(np.sqrt((span_w * span_h).sum() / target)), float(span_w.max()))
+    row = _greedy_rows(span_w, row_width)
+    count = int(row[-1]) + 1
+    if count < 2:
+        return None
+    row_height = np.zeros(count)
+    np.maximum.at(row_height, row, span_h)
+    row_top = np.concatenate([[0.0], np.cumsum(row_height)[:-1]])
+    first_in_row = np.r_[True, row[1:] != row[:-1]]
+    start = np.cumsum(span_w) - span_w  # left edge as if in one row
+    row_start = np.maximum.accumulate(np.where(first_in_row, start, 0.0))
+    dx = start - row_start - left
+    dy = row_top[row] - top
+    return dx[comp], dy[comp]
+
+
+def _greedy_rows(spans: np.ndarray, row_width: float) -> np.ndarray:
+    """The row of each span, a new row begun when the next span would pass ``row_width``."""
+    out = np.zeros(len(spans), dtype=_I)
+    used, current = 0.0, 0
+    for i, s in enumerate(spans.tolist()):  # one step per component, not per node
+        if used > 0 and used + s > row_width:
+            current += 1
+            used = 0.0
+        out[i] = current
+        used += s
+    return out

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xocview.layout.acyclic import feedback_edges
-from xocview.layout.components import components, side_by_side
+from xocview.layout.components import components, rows, side_by_side
 from xocview.layout.graph import LayoutGraph
 from xocview.layout.normalize import Layered, normalize
 from xocview.layout.order import Layers, order_layers
@@ -141,6 +141,8 @@ def layout(
     if columns is not None:
         points = columns.lines(points, src)
         x, y = columns.move(x, y)
+    elif wrap is not None and n:
+        x, y, points = _in_rows(x, y, w_all, h_all, comp, points, src, node_sep * 2, wrap[1])
     step("route")
     x, y = x[:n], y[:n]
     if direction == "LR":
@@ -149,6 +151,27 @@ def layout(
         w, h = h, w
     width, height = _extent(x, y, w, h, points)
     return LayoutResult(x, y, points, width, height, rank, pos[:n], mask_rev, crossings, times)
+
+
+def _in_rows(
+    x: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    h: np.ndarray,
+    comp: np.ndarray,
+    points: list[np.ndarray],
+    src: np.ndarray,
+    gap: float,
+    target: float,
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Many components too wide for one row go into rows; each edge moves with its source's
+    component (edges never join two components)."""
+    shift = rows(x, y, w, h, comp, gap, target)
+    if shift is None:
+        return x, y, points
+    dx, dy = shift
+    moved = [p + np.array([dx[s], dy[s]]) for p, s in zip(points, src.tolist(), strict=True)]
+    return x + dx, y + dy, moved
 
 
 def _origins(lg: Layered) -> np.ndarray:
