@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from xocview.desktop import APP_ID, XdgDirs, install, set_list
+from xocview.desktop import APP_ID, OWN_MIMES, XdgDirs, install, set_list
 
 DESKTOP_FILE = REPO / "packaging" / "linux" / "xocview.desktop"
 
@@ -65,6 +65,14 @@ def test_install_makes_onnx_open_with_xocview(env: dict[str, str], tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert xdg_mime(env, "query", "filetype", str(model)) == "application/x-onnx"
     assert xdg_mime(env, "query", "default", "application/x-onnx") == APP_ID
+    for name, mime in (
+        ("model.pt2", "application/x-pytorch"),
+        ("resnet.pth", "application/x-pytorch"),
+        ("model-00001-of-00002.safetensors", "application/x-safetensors"),
+    ):
+        (tmp_path / name).write_bytes(b"PK\x03\x04")
+        assert xdg_mime(env, "query", "filetype", str(tmp_path / name)) == mime
+        assert xdg_mime(env, "query", "default", mime) == APP_ID
 
 
 def test_json_is_offered_but_the_users_default_stays(env: dict[str, str], tmp_path: Path) -> None:
@@ -126,7 +134,7 @@ def test_installing_twice_lists_xocview_once(tmp_path: Path) -> None:
     install(dirs, launcher=["xocview"])
     install(dirs, launcher=["xocview"])
     text = dirs.mimeapps.read_text()
-    assert text.count(APP_ID) == 2  # once for ONNX, once for JSON
+    assert text.count(APP_ID) == len(OWN_MIMES) + 1  # once per own type, once for JSON
     assert "Exec=xocview %F" in (dirs.data_home / "applications" / APP_ID).read_text()
 
 

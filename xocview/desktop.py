@@ -19,6 +19,7 @@ __all__ = [
     "APP_ID",
     "JSON_MIME",
     "ONNX_MIME",
+    "OWN_MIMES",
     "XdgDirs",
     "install",
     "launcher_command",
@@ -28,6 +29,9 @@ __all__ = [
 APP_ID = "xocview.desktop"
 ONNX_MIME = "application/x-onnx"
 JSON_MIME = "application/json"
+# The types packaging/linux/xocview.xml defines, xocview their default application; JSON is
+# shared with every editor, so xocview is only offered for it.
+OWN_MIMES = (ONNX_MIME, "application/x-pytorch", "application/x-safetensors")
 DEFAULTS = "Default Applications"
 ADDED = "Added Associations"
 
@@ -112,7 +116,8 @@ def install(dirs: XdgDirs | None = None, launcher: Sequence[str] | None = None) 
         _write(target, data)
         done.append(f"installed {target}")
     _edit_mimeapps(dirs.mimeapps, lambda text: _associate(text, add=True))
-    done.append(f"updated {dirs.mimeapps} (default for {ONNX_MIME}, offered for {JSON_MIME})")
+    own = ", ".join(OWN_MIMES)
+    done.append(f"updated {dirs.mimeapps} (default for {own}; offered for {JSON_MIME})")
     return done + _refresh(dirs)
 
 
@@ -179,15 +184,16 @@ def _edit_mimeapps(path: Path, change: Callable[[str], str]) -> bool:
 
 
 def _associate(text: str, add: bool) -> str:
-    """mimeapps.list with xocview first for ONNX and last among JSON's added applications
+    """mimeapps.list with xocview first for its own types and last among JSON's added applications
     (``add``), or with every mention of xocview taken out."""
 
     def without(apps: list[str]) -> list[str]:
         return [a for a in apps if a != APP_ID]
 
-    text = set_list(
-        text, DEFAULTS, ONNX_MIME, lambda apps: [APP_ID, *without(apps)] if add else without(apps)
-    )
+    for mime in OWN_MIMES:
+        text = set_list(
+            text, DEFAULTS, mime, lambda apps: [APP_ID, *without(apps)] if add else without(apps)
+        )
     return set_list(
         text, ADDED, JSON_MIME, lambda apps: [*without(apps), APP_ID] if add else without(apps)
     )

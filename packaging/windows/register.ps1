@@ -1,7 +1,7 @@
 <#
 .SYNOPSIS
   Registers xocview for the current user: .onnx files open with xocview, and Explorer's
-  "Open with" offers it for .json. -Uninstall removes exactly what this script adds.
+  "Open with" offers it for .json, PyTorch files (.pt2 .pt .pth .ckpt) and .safetensors. -Uninstall removes exactly what this script adds.
 
 .DESCRIPTION
   Per-user keys under HKCU\Software\Classes, so no administrator rights are needed. A choice
@@ -22,7 +22,10 @@ $ErrorActionPreference = 'Stop'
 $Classes = 'HKCU:\Software\Classes'
 $OnnxProgId = 'xocview.onnx'
 $JsonProgId = 'xocview.json'
-$OwnKeys = @("$Classes\$OnnxProgId", "$Classes\$JsonProgId", "$Classes\Applications\xocview.exe")
+$ModelProgId = 'xocview.model'
+$WeightExtensions = @('.pt2', '.pt', '.pth', '.ckpt', '.safetensors')
+$OwnKeys = @("$Classes\$OnnxProgId", "$Classes\$JsonProgId", "$Classes\$ModelProgId",
+             "$Classes\Applications\xocview.exe")
 
 function Set-Value([string]$Key, [string]$Name, [string]$Value) {
     # Never New-Item -Force on a key that exists: it would wipe the other programs' values.
@@ -55,6 +58,18 @@ if ($Uninstall) {
     }
     Remove-Value "$onnx\OpenWithProgids" $OnnxProgId
     Remove-Value "$Classes\.json\OpenWithProgids" $JsonProgId
+    foreach ($ext in $WeightExtensions) {
+        $key = "$Classes\$ext\OpenWithProgids"
+        Remove-Value $key $ModelProgId
+        if ((Test-Path -LiteralPath $key) -and -not (Get-Item -LiteralPath $key).ValueCount) {
+            Remove-Item -LiteralPath $key
+        }
+        $parent = "$Classes\$ext"
+        if ((Test-Path -LiteralPath $parent) -and -not (Get-ChildItem -LiteralPath $parent) -and
+            -not (Get-Item -LiteralPath $parent).ValueCount) {
+            Remove-Item -LiteralPath $parent
+        }
+    }
     foreach ($key in @("$onnx\OpenWithProgids", $onnx)) {  # only if nothing else is left in them
         if ((Test-Path -LiteralPath $key) -and
             -not (Get-ChildItem -LiteralPath $key) -and
@@ -72,16 +87,22 @@ if ($Uninstall) {
     $icon = "`"$Exe`",0"
     Register-ProgId $OnnxProgId 'ONNX model' $command $icon
     Register-ProgId $JsonProgId 'Graph JSON (XOC, NNVM/MXNet/TVM, LightNet)' $command $icon
+    Register-ProgId $ModelProgId 'PyTorch model or safetensors weights' $command $icon
     # .onnx: xocview is the default; .json: one more entry in "Open with", not the default.
     Set-Value "$Classes\.onnx" '(default)' $OnnxProgId
     Set-Value "$Classes\.onnx" 'Content Type' 'application/x-onnx'
     Set-Value "$Classes\.onnx\OpenWithProgids" $OnnxProgId ''
     Set-Value "$Classes\.json\OpenWithProgids" $JsonProgId ''
+    # PyTorch and safetensors files: offered in "Open with"; other tools may own them.
+    foreach ($ext in $WeightExtensions) {
+        Set-Value "$Classes\$ext\OpenWithProgids" $ModelProgId ''
+    }
     $app = "$Classes\Applications\xocview.exe"
     Set-Value $app 'FriendlyAppName' 'xocview'
     Set-Value "$app\shell\open\command" '(default)' $command
     Set-Value "$app\SupportedTypes" '.onnx' ''
     Set-Value "$app\SupportedTypes" '.json' ''
+    foreach ($ext in $WeightExtensions) { Set-Value "$app\SupportedTypes" $ext '' }
 }
 
 # Tell Explorer that associations changed (SHCNE_ASSOCCHANGED), so icons and menus refresh now.
@@ -90,4 +111,4 @@ Add-Type -Namespace Xocview -Name Shell -MemberDefinition @'
 public static extern void SHChangeNotify(int eventId, uint flags, System.IntPtr item1, System.IntPtr item2);
 '@
 [Xocview.Shell]::SHChangeNotify(0x08000000, 0, [System.IntPtr]::Zero, [System.IntPtr]::Zero)
-Write-Output $(if ($Uninstall) { 'xocview: file associations removed' } else { "xocview: .onnx opens with $Exe; .json offers it" })
+Write-Output $(if ($Uninstall) { 'xocview: file associations removed' } else { "xocview: .onnx opens with $Exe; .json, PyTorch and safetensors files offer it" })

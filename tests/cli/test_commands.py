@@ -48,6 +48,16 @@ def test_help_lists_the_commands() -> None:
     assert out.stderr == ""
 
 
+def test_info_names_the_format_and_sums_a_checkpoint_s_weights_per_dtype() -> None:
+    index = "tests/data/safetensors/tiny_llama/model.safetensors.index.json"
+    out = run("info", index)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1] == "format:     safetensors"
+    assert "weights:    float32 26.9 kB" in lines  # 6,736 parameters of 4 bytes
+    assert "parameters: 6,736" in lines
+
+
 def test_version_prints_the_package_version() -> None:
     out = run("--version")
     assert out.returncode == 0, out.stderr
@@ -60,6 +70,7 @@ def test_info_summarises_the_tiny_transformer() -> None:
     assert out.stderr == ""
     lines = out.stdout.splitlines()
     assert lines[0] == f"file:       {TINY}"
+    assert lines[1] == "format:     XOC JSON"
     assert "graph:      tiny transformer encoder (id tiny_transformer)" in lines
     assert "nodes:      44 (7 groups, hierarchy depth 3)" in lines
     assert "tensors:    60 (2 input, 2 output, 21 weight, 35 activation)" in lines

@@ -248,3 +248,19 @@ def test_a_view_no_wrap_makes_fit_keeps_its_shape(tmp_path: Path) -> None:
     assert d is not None and d.wrap_height is None
     plain = build_drawing(graph, expanded)
     assert (plain.width, plain.height) == (d.width, d.height)
+
+
+def test_a_7b_checkpoint_s_first_view_fits_with_its_layers_in_rows(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A weights file has no edges: its 32 layer groups were one row 8,600 units wide."""
+    from tests.formats.safetensors.test_safetensors import _seven_b
+
+    graph = load(_seven_b(tmp_path))
+    expanded, drawing = first_view_state(graph, Hierarchy(graph))
+    assert drawing is not None and fits(drawing) and boxes_of(drawing) >= 32
+    assert "model.layers" in expanded
+    rows = {
+        round(float(y))
+        for key, y in zip(drawing.keys, drawing.y, strict=True)
+        if re.fullmatch(r"model\.layers\.\d+", key)
+    }
+    assert len(rows) > 2  # several rows, not one

@@ -16,7 +16,7 @@ from xocview.model.dotted import expand_dotted_if_possible
 from xocview.model.gc_pause import gc_paused
 from xocview.model.sections import add_section_groups, without_sections
 
-__all__ = ["FORMATS", "check", "detect", "load", "load_source", "save"]
+__all__ = ["FORMATS", "check", "detect", "file_filter", "load", "load_source", "save"]
 
 # Each format package exposes NAME, EXTENSIONS, sniff(source) -> None | reason,
 # load(source) -> Graph, and save(graph, path) where the format can be written. Adding a format
@@ -50,6 +50,18 @@ def detect(source: Source) -> ModuleType:
             return fmt
         reasons[fmt.NAME] = why
     raise UnknownFormatError(source.name, reasons, recognise(source.path, source.head), _names())
+
+
+def file_filter() -> str:
+    """A file dialog's filter: all readable files, then one entry per format (its
+    extensions, from its row), then all files. Formats told by content share ``.json``."""
+    entries = []
+    every: list[str] = []
+    for fmt in FORMATS:
+        globs = [f"*{e}" for e in fmt.EXTENSIONS]
+        every += [g for g in globs if g not in every]
+        entries.append(f"{fmt.NAME} ({' '.join(globs)})")
+    return ";;".join([f"Models and graphs ({' '.join(every)})", *entries, "All files (*)"])
 
 
 def _names() -> list[str]:

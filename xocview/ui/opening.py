@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
+from xocview.formats import registry
 from xocview.model import Graph
 from xocview.ui.actions import Menus
 from xocview.ui.canvas.drawing import Drawing
@@ -33,7 +34,7 @@ from xocview.ui.workers import LoadJob
 __all__ = ["FILE_FILTER", "OpeningWindow"]
 
 
-FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;ONNX (*.onnx);;JSON (*.json);;All files (*)"
+FILE_FILTER = registry.file_filter()  # every format of the registry, by its extensions
 
 
 class OpeningWindow(QMainWindow):

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
+from xocview.formats import registry
 from xocview.model import Graph
 from xocview.model.analyses.diff import GraphDiff, diff_graphs
 from xocview.ui.canvas.drawing import Drawing
@@ -24,7 +25,7 @@ from xocview.ui.workers import LoadJob
 
 __all__ = ["CompareTab", "Comparer"]
 
-FILE_FILTER = "Graph files (*.onnx *.json *.xoc);;All files (*)"
+FILE_FILTER = registry.file_filter()  # every format of the registry, by its extensions
 
 
 class _Compared(QObject):
