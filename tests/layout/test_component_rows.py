@@ -51,9 +51,10 @@ def test_connected_parts_move_with_their_edges() -> None:
         assert abs(line[0][0] - out.x[a]) < 1e-6 and abs(line[-1][0] - out.x[b]) < 1e-6
 
 
-def test_a_narrow_drawing_and_two_parts_keep_one_row() -> None:
+def test_a_narrow_drawing_keeps_one_row_and_two_wide_parts_stack() -> None:
     empty = np.zeros(0, dtype=np.int64)
     few = layout(6, empty, empty, np.full(6, 100.0), np.full(6, 40.0), wrap=_WRAP)
     assert len(np.unique(few.y)) == 1  # 6 x 100 is narrower than a window
     two = layout(2, empty, empty, np.full(2, 1500.0), np.full(2, 40.0), wrap=_WRAP)
-    assert len(np.unique(two.y)) == 1
+    assert len(np.unique(two.y)) == 2
+    assert two.width < 1600

@@ -51,6 +51,8 @@ def weight_graph(
     for owner, tensors in owned.items():
         node_id = owner + ":params" if owner in parents else owner
         meta: dict[str, Any] = {"module": owner} if owner != TOP else {}
+        cut = len(owner) + 1 if owner != TOP else 0
+        meta["input_names"] = [graph.tensors[i].id[cut:] for i in tensors]
         up = owner if owner in parents else _parent(owner)
         if up:
             meta["parent_id"] = up

@@ -49,7 +49,7 @@ def side_by_side(x: np.ndarray, widths: np.ndarray, comp: np.ndarray, gap: float
 
 
 # Rows are made only for a drawing wider than this (layout units, a window's width at the
-# zoom where titles read) and than ``1 / target`` times its height, of 3 or more components.
+# zoom where titles read) and than ``1 / target`` times its height, of 2 or more components.
 MIN_ROW_WIDTH = 1860.0
 
 
@@ -69,7 +69,7 @@ def rows(
     component order as text fills lines, bring height/width near ``target``.
     """
     k = int(comp.max()) + 1 if len(comp) else 0
-    if k < 3:
+    if k < 2:
         return None
     left = np.full(k, np.inf)
     right = np.full(k, -np.inf)

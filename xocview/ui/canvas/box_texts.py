@@ -202,6 +202,10 @@ def rows_of(graph: Graph, i: int, folded: np.ndarray) -> tuple[str, ...]:
     names = [""] * len(node.inputs)
     if schema is not None:
         names = roles(schema.inputs, len(node.inputs), node.metadata.get("omitted_inputs"))
+    else:  # a format's own names (a module's "weight" and "bias"), where it gives them
+        given = node.metadata.get("input_names")
+        if isinstance(given, list) and len(given) == len(node.inputs):
+            names = [n if isinstance(n, str) else "" for n in given]
     tensors = graph.tensors
     return tuple(
         elide(f"{names[k] or f'in{k}'} {shape_text(tensors[node.inputs[k]])}") for k in weights
@@ -214,8 +218,9 @@ def weight_rows(
     """For each item node, one ``role shape`` text per folded tensor it reads (``folded``:
     per tensor; weights and made constants), in input order.
 
-    The role is the input's formal name in the operator's ONNX schema (``W``, ``B``), else its
-    input position (``in2``); a collapsed group lists none, so that a group never draws its
+    The role is the input's formal name in the operator's ONNX schema (``W``, ``B``), else the
+    name the format gave (metadata ``input_names``), else its input position (``in2``); a
+    collapsed group lists none, so that a group never draws its
     weights one by one.
     """
     return [() if is_group[i] else rows_of(graph, i, folded) for i in node_items.tolist()]
