@@ -252,9 +252,9 @@ def test_a_view_no_wrap_makes_fit_keeps_its_shape(tmp_path: Path) -> None:
 
 def test_a_7b_checkpoint_s_first_view_fits_with_its_layers_in_rows(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A weights file has no edges: its 32 layer groups were one row 8,600 units wide."""
-    from tests.formats.safetensors.test_safetensors import _seven_b
+    from tests.perf.weight_files import sharded_safetensors
 
-    graph = load(_seven_b(tmp_path))
+    graph = load(sharded_safetensors(tmp_path))
     expanded, drawing = first_view_state(graph, Hierarchy(graph))
     assert drawing is not None and fits(drawing) and boxes_of(drawing) >= 32
     assert "model.layers" in expanded

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.perf.weight_files import sharded_safetensors
 from xocview.errors import FormatError
 from xocview.formats import safetensors
 from xocview.formats.registry import detect, load
@@ -96,48 +97,11 @@ def test_the_inspector_statistics_read_bf16_and_float8() -> None:
         assert int(s.histogram.sum()) == expected[name].size
 
 
-def _seven_b(folder: Path) -> Path:
-    """A Llama-7B-shaped checkpoint in two sparse bf16 shards (13.5 GB, nothing written)."""
-    layers, hidden, inter, vocab = 32, 4096, 11008, 32000
-    shapes = [("model.embed_tokens.weight", [vocab, hidden])]
-    for i in range(layers):
-        p = f"model.layers.{i}."
-        shapes += [(p + f"self_attn.{n}_proj.weight", [hidden, hidden]) for n in "qkvo"]
-        shapes += [(p + f"mlp.{n}_proj.weight", [inter, hidden]) for n in ("gate", "up")]
-        shapes += [(p + "mlp.down_proj.weight", [hidden, inter])]
-        shapes += [
-            (p + n, [hidden]) for n in ("input_layernorm.weight", "post_attention_layernorm.weight")
-        ]
-    shapes += [("model.norm.weight", [hidden]), ("lm_head.weight", [vocab, hidden])]
-    weight_map = {}
-    half = len(shapes) // 2
-    for k, part in enumerate((shapes[:half], shapes[half:])):
-        name = f"model-0000{k + 1}-of-00002.safetensors"
-        header, offset = {}, 0
-        for tensor, shape in part:
-            size = 2 * int(np.prod(shape))
-            header[tensor] = {
-                "dtype": "BF16",
-                "shape": shape,
-                "data_offsets": [offset, offset + size],
-            }
-            offset += size
-            weight_map[tensor] = name
-        raw = json.dumps(header).encode()
-        with open(folder / name, "wb") as f:
-            f.write(struct.pack("<Q", len(raw)))
-            f.write(raw)
-            f.truncate(8 + len(raw) + offset)
-    index = folder / "model.safetensors.index.json"
-    index.write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map}))
-    return index
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
 def test_a_7b_shaped_sharded_checkpoint_opens_in_under_a_second_and_200_mb(
     tmp_path: Path,
 ) -> None:
-    index = _seven_b(tmp_path)
+    index = sharded_safetensors(tmp_path)
     assert sum(p.stat().st_size for p in tmp_path.glob("*.safetensors")) > 13e9
     # VmHWM is the peak of this process's own memory; ru_maxrss would carry the test
     # runner's peak across exec.

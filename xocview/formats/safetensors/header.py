@@ -9,6 +9,7 @@ in the time it takes to parse a few kilobytes of JSON.
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import struct
@@ -127,7 +128,7 @@ def _weight(
             f"{shorten(str(offsets))} for a data section of {data_size:,} bytes",
             "[begin, end] inside the data section",
         )
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)
     bits = DTYPES[dtype].bits or 8
     if count * bits != (offsets[1] - offsets[0]) * 8:
         raise FormatError(

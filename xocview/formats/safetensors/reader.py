@@ -12,11 +12,14 @@ from xocview.formats.safetensors.header import MAX_HEADER, header_length, read_w
 from xocview.formats.source import Source
 from xocview.formats.weight_tree import Weight, weight_graph
 from xocview.model import Graph
+from xocview.model.dotted import expand_dotted_if_possible
 
-__all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
+__all__ = ["EXPANDS_DOTTED_KEYS", "EXTENSIONS", "NAME", "load", "sniff"]
 
 NAME = "safetensors"
 EXTENSIONS = (".safetensors", ".json")
+# Only the graph's metadata (the file's own keys) can hold dotted keys; load expands them.
+EXPANDS_DOTTED_KEYS = True
 
 
 def sniff(source: Source) -> str | None:
@@ -47,7 +50,7 @@ def load(source: Source) -> Graph:
     else:
         weights, header_meta = read_weights(source.path, source.name)
         metadata = {"safetensors": {"metadata": header_meta}} if header_meta else {}
-    return weight_graph(stem, stem, weights, metadata)
+    return weight_graph(stem, stem, weights, expand_dotted_if_possible(metadata))
 
 
 def _sharded(source: Source) -> tuple[list[Weight], dict[str, Any]]:
