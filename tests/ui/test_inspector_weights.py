@@ -130,3 +130,16 @@ def test_object_values_are_refused_without_leaving_a_file(tmp_path: Path) -> Non
     with pytest.raises(FormatError, match="cannot save"):
         write_npy(np.array([{"a": 1}], dtype=object), tmp_path / "o.npy")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bf16_checkpoint_weight_shows_statistics_as_torch_stored_it(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    data = Path(__file__).parents[1] / "data" / "safetensors"
+    view = open_file(qtbot, window, data / "dtypes.safetensors")
+    _select(view, "float.bf16")
+    rows = window.inspector.rows()
+    expected = np.load(data / "dtypes.npz")["float.bf16"]
+    assert rows["Tensor"] == "float.bf16"
+    assert float(rows["Min"]) == pytest.approx(expected.min(), rel=1e-3)
+    assert float(rows["Max"]) == pytest.approx(expected.max(), rel=1e-3)
+    assert window.inspector.histogram.isVisible()
+    assert window.inspector.histogram.counts.sum() == expected.size
