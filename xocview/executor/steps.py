@@ -213,6 +213,11 @@ def node_step(
     planned: list[Body] = []
     domain = node.metadata.get("domain", "")
     try:
+        if node.metadata.get("derived") == "weights":
+            raise UnsupportedOp(
+                f"{node.op_type!r} is a module of a weights file (its tensors, no operator); "
+                "the file holds no graph to run: open a graph of the same model (ONNX, .pt2)"
+            )
         if domain not in _KERNEL_DOMAINS:
             raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
         opset = opsets.get("" if domain in _DEFAULT_DOMAINS else domain)

@@ -50,7 +50,10 @@ def weight_graph(
     children: dict[str, list[str]] = {}
     for owner, tensors in owned.items():
         node_id = owner + ":params" if owner in parents else owner
-        meta: dict[str, Any] = {"module": owner} if owner != TOP else {}
+        # "derived": the node stands for a module named by its tensors, not an operator
+        meta: dict[str, Any] = {"derived": "weights"}
+        if owner != TOP:
+            meta["module"] = owner
         cut = len(owner) + 1 if owner != TOP else 0
         meta["input_names"] = [graph.tensors[i].id[cut:] for i in tensors]
         up = owner if owner in parents else _parent(owner)

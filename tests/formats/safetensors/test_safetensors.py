@@ -195,3 +195,11 @@ def test_a_truncated_file_opens_but_its_values_say_it_is_short(tmp_path: Path) -
     path.write_bytes(path.read_bytes()[:-8])  # cut after opening, before the first read
     with pytest.raises(FormatError, match="shorter than its header"):
         _ = graph.tensors[0].data
+
+
+def test_running_a_weights_file_says_it_holds_no_graph() -> None:
+    from xocview.errors import RunError
+    from xocview.executor import run
+
+    with pytest.raises(RunError, match="holds no graph to run"):
+        run(load(DATA / "dtypes.safetensors"), repeat=1)
