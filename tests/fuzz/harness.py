@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz.binary_mutators import BINARY_MUTATORS, SAFETENSORS_MUTATORS, ZIP_MUTATORS
 from tests.fuzz.markers import SECRET, escape_problem, plant
 from tests.fuzz.mutators import BYTE_MUTATORS, JSON_MUTATORS, SPECIALS, Mutant
 from tests.fuzz.onnx_mutators import ONNX_MUTATORS
@@ -79,6 +80,13 @@ class Case:
             return SPECIALS[self.mutator](rng, data)
         if self.mutator in BYTE_MUTATORS:
             return BYTE_MUTATORS[self.mutator](rng, data)
+        if self.mutator in BINARY_MUTATORS:
+            try:
+                return BINARY_MUTATORS[self.mutator](rng, data)
+            except Exception as e:  # the seed has no header or is no zip: damage its bytes
+                m = BYTE_MUTATORS["byte.flip"](rng, data)
+                m.description = f"({self.mutator} n/a: {type(e).__name__}) {m.description}"
+                return m
         if self.mutator in ONNX_MUTATORS:
             try:
                 return ONNX_MUTATORS[self.mutator](rng, data)
@@ -105,7 +113,11 @@ class Case:
 
 def mutators_for(seed: Seed) -> list[tuple[str, float]]:
     """The mutators that apply to ``seed`` and their weights."""
-    own = ONNX_MUTATORS if seed.fmt == "onnx" else JSON_MUTATORS
+    own: Iterable[str] = {
+        "onnx": ONNX_MUTATORS,
+        "safetensors": SAFETENSORS_MUTATORS,
+        "pytorch": ZIP_MUTATORS,
+    }.get(seed.fmt, JSON_MUTATORS)
     pairs = [(name, 1.0) for name in BYTE_MUTATORS] + [(name, 1.5) for name in own]
     return pairs + [(name, SPECIAL_WEIGHT) for name in SPECIALS]
 

@@ -12,7 +12,12 @@ __all__ = ["FORMATS", "REPO", "SHARED_CORPUS", "Seed", "all_seeds", "suite_seeds
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"
-FORMATS = ("xoc", "nnvm", "lightnet", "onnx")
+FORMATS = ("xoc", "nnvm", "lightnet", "onnx", "safetensors", "pytorch")
+# Binary formats' seeds: the small files the tests made with the real tools (tests/data/).
+_BINARY = {
+    "safetensors": ("safetensors", (".safetensors",)),
+    "pytorch": ("pytorch", (".pt2", ".pt", ".pth", ".bin", ".ckpt", ".jit")),
+}
 MAX_SEED_BYTES = 3_000_000  # larger files are left out of the fuzz
 # The in-suite slice takes small seeds only, and not these, whose runs take seconds unharmed.
 SUITE_MAX_BYTES = 16_000
@@ -35,6 +40,8 @@ class Seed:
 
     @property
     def suffix(self) -> str:
+        if self.fmt in _BINARY and self.path is not None:
+            return self.path.suffix
         return ".onnx" if self.fmt == "onnx" else ".json"
 
 
@@ -82,6 +89,10 @@ def all_seeds() -> tuple[Seed, ...]:
         fmt = "onnx" if path.suffix == ".onnx" else _json_format(path)
         if fmt is not None:
             seeds.append(Seed(path.name, fmt, path))
+    for fmt, (folder, suffixes) in _BINARY.items():
+        for path in sorted((REPO / "tests" / "data" / folder).rglob("*")):
+            if path.suffix in suffixes and path.stat().st_size <= MAX_SEED_BYTES:
+                seeds.append(Seed(path.name, fmt, path))
     data, side = tiny_model()
     seeds.append(Seed("tiny_external.onnx", "onnx", None, data, side))
     return tuple(sorted(seeds, key=lambda s: (s.fmt, s.name)))
@@ -94,5 +105,10 @@ def suite_seeds(fmt: str | None = None) -> tuple[Seed, ...]:
         for s in all_seeds()
         if (fmt is None or s.fmt == fmt)
         and s.name not in SUITE_SLOW
-        and (s.path is None or s.path.stat().st_size <= SUITE_MAX_BYTES)
+        and (s.path is None or s.path.stat().st_size <= _suite_limit(s.fmt))
     )
+
+
+def _suite_limit(fmt: str) -> int:
+    """The largest seed of the slice: binary test files are the size their tools write."""
+    return 200_000 if fmt in _BINARY else SUITE_MAX_BYTES

@@ -26,7 +26,8 @@ from tests.fuzz.seeds import FORMATS, SHARED_CORPUS, suite_seeds
 pytestmark = pytest.mark.fuzz
 
 FUZZ_SEED = 14
-CASES = {"xoc": 70, "nnvm": 60, "lightnet": 60, "onnx": 70}  # + 49 special files: ~310 cases
+# + 49 special files: ~370 cases
+CASES = {"xoc": 70, "nnvm": 60, "lightnet": 60, "onnx": 70, "safetensors": 24, "pytorch": 40}
 JOBS = 2
 
 

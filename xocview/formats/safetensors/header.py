@@ -81,8 +81,14 @@ def read_weights(path: Path, file: str, tag: str | None = None) -> tuple[list[We
         raw = f.read(n)
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raise FormatError(file, "header", f"not UTF-8 (byte {e.start})", "a JSON object") from e
+    except json.JSONDecodeError as e:
         raise FormatError(file, "header", f"not JSON ({e})", "a JSON object") from e
+    except ValueError as e:  # an integer past Python's conversion limit
+        raise FormatError(file, "header", "a number of over 4,300 digits", "a JSON object") from e
+    except RecursionError as e:
+        raise FormatError(file, "header", "nested too deep", "a flat JSON object") from e
     if not isinstance(header, dict):
         raise FormatError(file, "header", "not a JSON object", "a JSON object")
     metadata = header.pop("__metadata__", None) or {}
