@@ -63,7 +63,7 @@ def weight_graph(
         graph.nodes.append(Node(node_id, _last(owner), tensors, [], {}, meta))
     groups = []
     for group in sorted(parents, key=_numbered_order):
-        group_meta: dict[str, Any] = {"module": group}
+        group_meta: dict[str, Any] = {"module": group, "derived": "weights"}
         up = _parent(group)
         if up:
             group_meta["parent_id"] = up

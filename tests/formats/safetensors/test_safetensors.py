@@ -203,3 +203,19 @@ def test_running_a_weights_file_says_it_holds_no_graph() -> None:
 
     with pytest.raises(RunError, match="holds no graph to run"):
         run(load(DATA / "dtypes.safetensors"), repeat=1)
+
+
+def test_module_boxes_say_how_many_modules_and_parameters_they_hold() -> None:
+    from xocview.ui.canvas.box_texts import BoxTexts, frame_title
+
+    graph = load(DATA / "tiny_llama" / "model.safetensors.index.json")
+    texts = BoxTexts(graph, lambda op: "other", lambda node: "", False, np.zeros(0, bool))
+    position = {n.id: i for i, n in enumerate(graph.nodes)}
+    state = np.load(DATA / "tiny_llama.npz")
+    in_layer = sum(state[k].size for k in state.files if k.startswith("model.layers.0."))
+    title, detail = texts._node(position["model.layers.0"], closed=True)[:2]
+    assert title == "layers.0"
+    assert detail == f"9 modules, {in_layer / 1e3:.3g}k params"
+    layers = position["model.layers"]
+    assert texts._node(layers, closed=True)[1].startswith("2 blocks alike, ")
+    assert frame_title(graph, layers) == "model.layers  (2 blocks alike)"

@@ -11,7 +11,7 @@ import numpy as np
 from xocview.model import Graph, Hierarchy, Node
 from xocview.model.analyses.opdoc import node_doc, roles
 from xocview.model.analyses.summary import shape_text
-from xocview.model.group_facts import OpMix, mix_label
+from xocview.model.group_facts import OpMix, group_parameters, inside, mix_label
 
 __all__ = [
     "BADGE",
@@ -152,7 +152,10 @@ class BoxTexts:
         rows: tuple[str, ...] = ()
         if closed:  # a group drawn as one box; an open If or Loop heads its frame instead
             title = elide(str(node.metadata.get("name") or node.op_type))
-            detail = mix_label(self.op_mix().of(i))  # "Attention: 14 ops"
+            if node.metadata.get("derived") == "weights":  # a module of a weights file
+                detail = self._module_label(i)
+            else:
+                detail = mix_label(self.op_mix().of(i))  # "Attention: 14 ops"
             cat, kind = "group", KIND_GROUP
         else:
             title, detail = elide(node.op_type), elide(self.details(node))
@@ -162,6 +165,29 @@ class BoxTexts:
             if self.names:  # the name first, above the weights
                 rows = (elide(node_name(node)), *rows)
         return (title, detail, cat, rows, *box_size(title, detail, rows, kind))
+
+    def _module_label(self, i: int) -> str:
+        """``9 modules, 202M params``; ``32 blocks alike, 6.5B params`` for a numbered family
+        of equal blocks: a weights file's group has no operators to name."""
+        h = Hierarchy.of(self.graph)
+        mask = inside(h, i)
+        params = _count(group_parameters(self.graph, mask))
+        meta = self.graph.nodes[i].metadata
+        blocks = meta.get("repeated_blocks")
+        if isinstance(blocks, int):
+            kinds = meta.get("block_kinds")
+            alike = f"of {kinds} kinds" if isinstance(kinds, int) else "alike"
+            return f"{blocks} blocks {alike}, {params} params"
+        modules = int((mask & ~h.is_group).sum())
+        return f"{modules} module{'s' * (modules != 1)}, {params} params"
+
+
+def _count(n: int) -> str:
+    """A parameter count as people say it: 8.3k, 202M, 6.7B."""
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
 
 
 def set_show_names(on: bool) -> None:
@@ -239,6 +265,11 @@ def elide(text: str, limit: int = LABEL_CHARS) -> str:
 def frame_title(graph: Graph, g: int) -> str:
     node = graph.nodes[g]
     name = str(node.metadata.get("name") or node.id)
+    blocks = node.metadata.get("repeated_blocks")  # a weights file's numbered family
+    if isinstance(blocks, int) and node.metadata.get("derived") == "weights":
+        kinds = node.metadata.get("block_kinds")
+        alike = f"of {kinds} kinds" if isinstance(kinds, int) else "alike"
+        return f"{elide(name)}  ({blocks} blocks {alike})"
     if node.op_type in ("Scope", "Section", name):
         return elide(name)
     return f"{elide(name)}  ({elide(node.op_type, LABEL_CHARS // 2)})"
