@@ -1,0 +1,337 @@
+"""torch.export archives (.pt2) read without torch: every test archive loads and runs on the
+executor to torch's own outputs, the module tree is each node's nn_module_stack, an ATen op
+without a mapping is refused by name, damaged archives are refused at their place, and Save
+As ONNX writes a model onnxruntime runs to the same outputs.
+
+The archives and torch's outputs come from tests/data/pytorch/make_pt2.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from xocview.errors import FormatError, RunError
+from xocview.executor import run
+from xocview.formats import onnx as onnx_format
+from xocview.formats.pytorch import pt2
+from xocview.formats.source import Source
+from xocview.model import Graph, validate
+
+DATA = Path(__file__).parents[2] / "data" / "pytorch"
+NAMES = ["cnn", "cnn_core", "bert", "gpt2", "gpt2_core", "dynamic", "ops", "ops_core"]
+_PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
+
+
+def _load(path: Path) -> Graph:
+    return pt2.load(Source(path))
+
+
+def _case(name: str) -> tuple[Graph, dict[str, np.ndarray], list[np.ndarray]]:
+    graph = _load(DATA / f"pt2_{name}.pt2")
+    z = np.load(DATA / f"pt2_{name}.npz")
+    feeds = {k[3:]: z[k] for k in z.files if k.startswith("in.")}
+    want = [z[f"out.{k}"] for k in range(sum(k.startswith("out.") for k in z.files))]
+    return graph, feeds, want
+
+
+def _model_json(path: Path) -> dict[str, Any]:
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.endswith("models/model.json"))
+        return json.loads(z.read(name))
+
+
+def _rewrite(src: Path, dst: Path, change: Callable[[str, bytes], bytes | None]) -> Path:
+    """A copy of archive ``src`` with each member passed through ``change`` (None drops it)."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w") as out:
+        for info in z.infolist():
+            data = change(info.filename, z.read(info))
+            if data is not None:
+                out.writestr(info, data)
+    return dst
+
+
+def _edit_model(src: Path, dst: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    def change(name: str, data: bytes) -> bytes:
+        if not name.endswith("models/model.json"):
+            return data
+        doc = json.loads(data)
+        edit(doc)
+        return json.dumps(doc).encode()
+
+    return _rewrite(src, dst, change)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_archive_loads_valid_and_fully_mapped(name: str) -> None:
+    path = DATA / f"pt2_{name}.pt2"
+    assert pt2.sniff(Source(path)) is None
+    graph = _load(path)
+    assert validate(graph) == []
+    assert not [n.id for n in graph.nodes if n.metadata.get("domain") == "aten"]
+    assert graph.metadata["opset_import"] == [{"domain": "", "version": 20}]
+    assert graph.metadata["torch_export"]["schema_version"].startswith("8.")
+    fx = {n["name"] for n in _model_json(path)["graph_module"]["graph"]["nodes"]}
+    ids = {n.id for n in graph.nodes}
+    kept = {f for f in fx if not f.startswith("_assert")}
+    assert kept <= ids  # every ATen node is there under its FX name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_executor_outputs_equal_torch(name: str) -> None:
+    graph, feeds, want = _case(name)
+    got = run(graph, feeds).outputs
+    assert len(graph.outputs) == len(want)
+    for k, t in enumerate(graph.outputs):
+        value = got[graph.tensors[t].id]
+        assert value.shape == want[k].shape, (name, k)
+        np.testing.assert_allclose(value, want[k], rtol=1e-3, atol=1e-4, err_msg=f"{name} {k}")
+
+
+@pytest.mark.parametrize("name", ["cnn", "bert", "gpt2_core", "ops"])
+def test_module_tree_equals_nn_module_stack(name: str) -> None:
+    path = DATA / f"pt2_{name}.pt2"
+    graph = _load(path)
+    by_id = {n.id: n for n in graph.nodes}
+    checked = 0
+    for raw in _model_json(path)["graph_module"]["graph"]["nodes"]:
+        if raw["name"] not in by_id:
+            continue
+        stack = raw["metadata"].get("nn_module_stack", "")
+        entries = [item.split(",") for item in stack.split(";") if item]
+        want = [(p, c) for _, p, c in entries if p]  # the root module is the graph itself
+        chain = []
+        parent = by_id[raw["name"]].metadata.get("parent_id")
+        while parent is not None:
+            group = by_id[parent]
+            chain.append((group.metadata["module"], group.metadata["class"]))
+            assert group.op_type == group.metadata["class"].rpartition(".")[2]
+            parent = group.metadata.get("parent_id")
+        assert chain[::-1] == want, raw["name"]
+        checked += 1
+    assert checked >= 10
+    for node in graph.nodes:  # children and parents agree both ways
+        for child in node.metadata.get("children_ids", []):
+            assert by_id[child].metadata["parent_id"] == node.id
+
+
+def test_aten_nodes_read_as_aten_and_run_as_onnx() -> None:
+    graph = _load(DATA / "pt2_bert.pt2")
+    by_id = {n.id: n for n in graph.nodes}
+    linear = by_id["linear"]  # three ONNX ops under the ATen op's name
+    assert linear.op_type == "linear"
+    assert linear.metadata["target"] == "torch.ops.aten.linear.default"
+    assert [by_id[c].op_type for c in linear.metadata["children_ids"]] == [
+        "Transpose",
+        "MatMul",
+        "Add",
+    ]
+    assert "stack_trace" in linear.metadata
+    embedding = by_id["embedding"]  # one ONNX op: a leaf of that op
+    assert embedding.op_type == "Gather"
+    assert embedding.metadata["target"] == "torch.ops.aten.embedding.default"
+    assert embedding.metadata["arguments"] == {"padding_idx": 0}
+    sdpa = by_id["scaled_dot_product_attention"]
+    assert sdpa.op_type == "scaled_dot_product_attention"
+    core = {n.id: n for n in _load(DATA / "pt2_cnn_core.pt2").nodes}
+    assert core["convolution"].op_type == "Conv"
+    assert core["_native_batch_norm_legit_no_training"].op_type == "BatchNormalization"
+    assert core["addmm"].op_type == "Gemm"
+
+
+def test_weights_are_lazy_memory_mapped_views_with_their_fqn() -> None:
+    graph = _load(DATA / "pt2_cnn.pt2")
+    weights = {t.metadata["fqn"]: t for t in graph.tensors if "fqn" in t.metadata}
+    conv = weights["features.0.weight"]
+    assert conv.id == "p_features_0_weight"
+    assert conv.metadata["torch_kind"] == "parameter"
+    assert weights["features.1.running_var"].metadata["torch_kind"] == "buffer"
+    assert not isinstance(conv._data, np.ndarray)  # a reader, not yet called
+    values = conv.data
+    assert values is not None and values.shape == (8, 3, 3, 3) and values.dtype == np.float32
+    assert not values.flags.owndata and not values.flags.writeable  # a view of the map
+    assert "features.1.num_batches_tracked" not in weights  # read by no node
+
+
+def test_dynamic_batch_keeps_its_symbol_and_runs_at_other_sizes() -> None:
+    graph, feeds, want = _case("dynamic")
+    ids = graph.tensors[graph.inputs[0]]
+    assert ids.shape == [-1, 5]
+    symbol = ids.metadata["shape_symbols"][0]
+    assert symbol and ids.metadata["shape_symbols"][1] is None
+    assert graph.metadata["torch_export"]["range_constraints"][symbol]["max_val"] == 64
+    assert any(n.op_type == "Shape" for n in graph.nodes)  # sym_size read at run time
+    one = run(graph, {"ids": feeds["ids"][1:2]}).outputs
+    (out,) = (one[graph.tensors[t].id] for t in graph.outputs)
+    np.testing.assert_allclose(out, want[0][1:2], rtol=1e-3, atol=1e-4)
+
+
+def test_unmapped_op_is_refused_by_name(tmp_path: Path) -> None:
+    def rename(doc: dict[str, Any]) -> None:
+        for node in doc["graph_module"]["graph"]["nodes"]:
+            if node["name"] == "relu":
+                node["target"] = "torch.ops.aten.frobnicate.default"
+
+    path = _edit_model(DATA / "pt2_cnn.pt2", tmp_path / "odd.pt2", rename)
+    graph = _load(path)
+    node = next(n for n in graph.nodes if n.id == "relu")
+    assert (node.op_type, node.metadata["domain"]) == ("frobnicate", "aten")
+    assert graph.metadata["torch_export"]["not_mapped"] == ["frobnicate"]
+    with pytest.raises(RunError) as err:
+        run(graph)
+    message = str(err.value)
+    assert "'relu'" in message and "no kernel for op 'frobnicate' of domain 'aten'" in message
+    assert not _PY_NAMES.search(message)
+
+
+def test_arguments_a_mapping_cannot_take_leave_an_aten_node(tmp_path: Path) -> None:
+    def train(doc: dict[str, Any]) -> None:
+        for node in doc["graph_module"]["graph"]["nodes"]:
+            if node["target"] == "torch.ops.aten.batch_norm.default":
+                for arg in node["inputs"]:
+                    if arg["name"] == "training":
+                        arg["arg"] = {"as_bool": True}
+
+    graph = _load(_edit_model(DATA / "pt2_cnn.pt2", tmp_path / "train.pt2", train))
+    norms = [n for n in graph.nodes if n.metadata.get("target", "").endswith("batch_norm.default")]
+    assert norms and all(n.op_type == "batch_norm" for n in norms)
+    assert norms[0].metadata["not_mapped"] == "batch norm in training mode"
+    assert [f for f in validate(graph) if f.severity == "error"] == []
+
+
+def _refused(path: Path) -> str:
+    with pytest.raises(FormatError) as err:
+        graph = _load(path)
+        for t in graph.tensors:  # values are read on first use
+            _ = t.data
+    message = str(err.value)
+    assert message.startswith(str(path)) and not _PY_NAMES.search(message)
+    return message
+
+
+def test_truncated_archive_is_refused(tmp_path: Path) -> None:
+    data = (DATA / "pt2_cnn.pt2").read_bytes()
+    path = tmp_path / "cut.pt2"
+    path.write_bytes(data[: len(data) // 2])
+    assert pt2.sniff(Source(path)) is None  # taken by its name, so that load says why
+    assert "zip" in _refused(path)
+
+
+def test_missing_model_json_is_refused(tmp_path: Path) -> None:
+    path = _rewrite(
+        DATA / "pt2_cnn.pt2",
+        tmp_path / "empty.pt2",
+        lambda n, d: None if n.endswith(".json") else d,
+    )
+    assert "models/: no model JSON in the archive" in _refused(path)
+
+
+def test_bad_json_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = _rewrite(
+        DATA / "pt2_cnn.pt2",
+        tmp_path / "bad.pt2",
+        lambda n, d: b'{"graph_module": {"graph": [1, 2' if n.endswith("models/model.json") else d,
+    )
+    assert re.search(r"models/model\.json line 1 column \d+: invalid JSON", _refused(path))
+
+
+def test_wrong_dtype_code_is_refused_at_its_place(tmp_path: Path) -> None:
+    def bad(doc: dict[str, Any]) -> None:
+        doc["graph_module"]["graph"]["tensor_values"]["relu"]["dtype"] = 99
+
+    path = _edit_model(DATA / "pt2_cnn.pt2", tmp_path / "dtype.pt2", bad)
+    message = _refused(path)
+    assert "models/model.json graph_module.graph.tensor_values.relu.dtype" in message
+    assert "dtype code 99 is unknown" in message
+
+
+def test_missing_field_and_unknown_value_are_refused(tmp_path: Path) -> None:
+    def no_target(doc: dict[str, Any]) -> None:
+        del doc["graph_module"]["graph"]["nodes"][2]["target"]
+
+    message = _refused(_edit_model(DATA / "pt2_cnn.pt2", tmp_path / "a.pt2", no_target))
+    assert "graph_module.graph.nodes[2]: has no 'target'" in message
+
+    def ghost(doc: dict[str, Any]) -> None:
+        node = doc["graph_module"]["graph"]["nodes"][0]
+        node["inputs"][0]["arg"] = {"as_tensor": {"name": "ghost"}}
+
+    message = _refused(_edit_model(DATA / "pt2_cnn.pt2", tmp_path / "b.pt2", ghost))
+    assert "value 'ghost' has no entry in tensor_values" in message
+
+
+def test_short_weight_member_is_refused_when_read(tmp_path: Path) -> None:
+    path = _rewrite(
+        DATA / "pt2_cnn.pt2",
+        tmp_path / "short.pt2",
+        lambda n, d: d[:100] if n.endswith("data/weights/weight_0") else d,
+    )
+    assert "data/weights/weight_0" in _refused(path)
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    def newer(doc: dict[str, Any]) -> None:
+        doc["schema_version"] = {"major": 99, "minor": 0}
+
+    message = _refused(_edit_model(DATA / "pt2_cnn.pt2", tmp_path / "new.pt2", newer))
+    assert "schema_version: export schema 99.0 is newer than this reader" in message
+
+
+def test_pickled_payloads_are_refused_by_name(tmp_path: Path) -> None:
+    def pickled(name: str, data: bytes) -> bytes:
+        if not name.endswith("model_weights_config.json"):
+            return data
+        doc = json.loads(data)
+        doc["config"]["features.0.weight"]["use_pickle"] = True
+        return json.dumps(doc).encode()
+
+    graph = _load(_rewrite(DATA / "pt2_cnn.pt2", tmp_path / "p.pt2", pickled))
+    weight = next(t for t in graph.tensors if t.metadata.get("fqn") == "features.0.weight")
+    with pytest.raises(FormatError, match=r"weight_0: the values are stored as a pickled tensor"):
+        _ = weight.data
+
+
+def test_legacy_layout_loads_its_graph_and_refuses_pickled_weights(tmp_path: Path) -> None:
+    """torch 2.5-2.6 wrote the program JSON at the zip's top with a torch.save state dict."""
+    doc = _model_json(DATA / "pt2_cnn.pt2")
+    path = tmp_path / "old.pt2"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("serialized_exported_program.json", json.dumps(doc))
+        z.writestr("serialized_state_dict.pt", b"PK not read")
+        z.writestr("version", "8.1")
+    assert pt2.sniff(Source(path)) is None
+    graph = _load(path)
+    assert [n.op_type for n in graph.nodes if n.id == "conv2d"] == ["Conv"]
+    weight = next(t for t in graph.tensors if t.metadata.get("fqn") == "head.weight")
+    assert weight.shape == [10, 16]
+    with pytest.raises(FormatError, match=r"serialized_state_dict\.pt: .*torch\.save pickle"):
+        _ = weight.data
+
+
+def test_sniff_refuses_other_files(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(plain, "w") as z:
+        z.writestr("archive/data.pkl", b"x")
+    assert "not a torch.export archive" in str(pt2.sniff(Source(plain)))
+    text = tmp_path / "model.pt2"
+    text.write_text("not a zip")
+    assert pt2.sniff(Source(text)) == "not a zip archive"
+
+
+@pytest.mark.parametrize("name", ["cnn_core", "bert", "dynamic", "ops"])
+def test_save_as_onnx_runs_in_onnxruntime_to_torch_outputs(name: str, tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    graph, feeds, want = _case(name)
+    out = tmp_path / f"{name}.onnx"
+    onnx_format.save(graph, out)
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    got = session.run(None, feeds)
+    for k, value in enumerate(got):
+        np.testing.assert_allclose(value, want[k], rtol=1e-3, atol=1e-4, err_msg=f"{name} {k}")
