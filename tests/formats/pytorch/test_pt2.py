@@ -134,6 +134,8 @@ def test_aten_nodes_read_as_aten_and_run_as_onnx() -> None:
         "Add",
     ]
     assert "stack_trace" in linear.metadata
+    between = {t.id: t for t in graph.tensors}["linear/matmul"]  # typed by ONNX inference
+    assert (between.shape, between.dtype) == ([2, 8, 32], "float32")
     embedding = by_id["embedding"]  # one ONNX op: a leaf of that op
     assert embedding.op_type == "Gather"
     assert embedding.metadata["target"] == "torch.ops.aten.embedding.default"
@@ -335,3 +337,47 @@ def test_save_as_onnx_runs_in_onnxruntime_to_torch_outputs(name: str, tmp_path: 
     got = session.run(None, feeds)
     for k, value in enumerate(got):
         np.testing.assert_allclose(value, want[k], rtol=1e-3, atol=1e-4, err_msg=f"{name} {k}")
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for k, v in enumerate(value):
+            out += _paths(v, (*path, k))
+    return out
+
+
+@pytest.mark.parametrize("suffix", ["models/model.json", "model_weights_config.json"])
+def test_damaged_values_anywhere_give_format_errors_only(suffix: str, tmp_path: Path) -> None:
+    """Seeded damage to one JSON value at a time: the archive loads (and its weights read)
+    or is refused with a FormatError; no other exception gets out."""
+    src = DATA / "pt2_dynamic.pt2"
+    with zipfile.ZipFile(src) as z:
+        member = next(n for n in z.namelist() if n.endswith(suffix))
+        base = json.loads(z.read(member))
+    places = _paths(base)[1:]
+    rng = np.random.default_rng(0)
+    junk: list[Any] = [None, 99, -3, "x", [], {}, 1.5, True, [1, "a"], {"as_int": "q"}]
+    refused = 0
+    for trial in range(120):
+        doc = json.loads(json.dumps(base))
+        place = places[int(rng.integers(len(places)))]
+        holder = doc
+        for key in place[:-1]:
+            holder = holder[key]
+        holder[place[-1]] = junk[int(rng.integers(len(junk)))]
+        data = json.dumps(doc).encode()
+        path = _rewrite(
+            src, tmp_path / f"f{trial}.pt2", lambda n, d, new=data: new if n == member else d
+        )
+        try:
+            graph = _load(path)
+            for t in graph.tensors:
+                _ = t.data
+        except FormatError as e:
+            assert not _PY_NAMES.search(str(e))
+            refused += 1
+    assert refused > 10

@@ -19,6 +19,7 @@ from xocview.formats.pytorch.pt2_modules import ModuleTree, module_stack
 from xocview.formats.pytorch.pt2_schema import Json, Ref, argument, symbol_text, tensor_info
 from xocview.formats.pytorch.pt2_weights import Payload, Reader
 from xocview.model import Graph, Node, Tensor
+from xocview.model.edits.reinfer import reinfer
 
 __all__ = ["ONNX_OPSET", "build_graph"]
 
@@ -26,7 +27,15 @@ ONNX_OPSET = 20  # Gelu (20), LayerNormalization (17), ReduceMean with axes as i
 _WEIGHT_KINDS = {"parameter": "parameter_name", "buffer": "buffer_name"}
 _WEIGHT_KINDS["tensor_constant"] = "tensor_constant_name"
 # What a lowering may raise on arguments it did not expect (a damaged or unusual file).
-_ARGUMENT_ERRORS = (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError)
+_ARGUMENT_ERRORS = (
+    TypeError,
+    ValueError,
+    IndexError,
+    KeyError,
+    ZeroDivisionError,
+    AttributeError,
+    OverflowError,
+)
 
 
 class _Builder:
@@ -37,7 +46,7 @@ class _Builder:
         self.nodes: list[Node] = []
         self.node_ids: set[str] = set()
         self.infos: dict[str, Any] = j.obj(j.key(graph, "tensor_values", "graph"), "tensor_values")
-        self.syms = graph.get("sym_int_values") or {}
+        self.syms = j.opt(graph, "sym_int_values", "graph_module.graph", dict, {})
         self.inputs: dict[str, tuple[str, str | None]] = {}  # placeholder -> (kind, fqn)
         self.values = Values(self.tensors, self.value)
         self.read: set[str] = set()  # values some node reads or the graph returns
@@ -212,13 +221,38 @@ def build_graph(
         graph.outputs.append(t)
     graph.nodes.extend(modules.finish())
     graph.invalidate()
+    _type_intermediates(graph)
     return graph
+
+
+def _type_intermediates(graph: Graph) -> None:
+    """Shapes and dtypes of the tensors between the ONNX ops of one ATen op, which torch does
+    not record, by ONNX inference; the tensors torch describes keep its shapes and symbols
+    (inference knows less of a view to a size built at run time)."""
+    tensors = graph.tensors
+    unknown = [
+        i
+        for i, n in enumerate(graph.nodes)
+        if any(tensors[t].metadata.get("rank_unknown") for t in n.outputs)
+    ]
+    if not unknown:
+        return
+    declared = {
+        k: (t.shape, t.dtype, t.metadata)
+        for k, t in enumerate(tensors)
+        if not t.metadata.get("rank_unknown")
+    }
+    reinfer(graph, nodes=unknown)
+    for k, (shape, dtype, metadata) in declared.items():
+        t = tensors[k]
+        t.shape, t.dtype, t.metadata = shape, dtype, metadata
 
 
 def _signature(b: _Builder, sig: dict[str, Any], legacy: Reader | None) -> list[str]:
     """Note each placeholder's kind (and FQN); returns the user outputs' names."""
     j = b.j
-    for k, spec in enumerate(sig.get("input_specs") or []):
+    place = "graph_module.signature"
+    for k, spec in enumerate(j.opt(sig, "input_specs", place, list, [])):
         place = f"graph_module.signature.input_specs[{k}]"
         kind, body = j.union(spec, place)
         body = j.obj(body, f"{place}.{kind}")
@@ -226,13 +260,14 @@ def _signature(b: _Builder, sig: dict[str, Any], legacy: Reader | None) -> list[
         name = _arg_name(arg)
         if name is None:
             continue  # a constant, a token or a custom object: no tensor
-        fqn = body.get(_WEIGHT_KINDS.get(kind, ""))
-        b.inputs[name] = (kind, fqn if isinstance(fqn, str) else None)
-        if kind in _WEIGHT_KINDS and legacy is not None and fqn not in b.payloads:
+        raw = body.get(_WEIGHT_KINDS.get(kind, ""))
+        fqn = raw if isinstance(raw, str) else None
+        b.inputs[name] = (kind, fqn)
+        if kind in _WEIGHT_KINDS and legacy is not None and str(fqn) not in b.payloads:
             info = tensor_info(j, b.infos.get(name), f"graph_module.graph.tensor_values.{name}")
             b.payloads[str(fqn)] = Payload(str(fqn), info, "", kind == "parameter", True, legacy)
     outs: list[str] = []
-    for k, spec in enumerate(sig.get("output_specs") or []):
+    for k, spec in enumerate(j.opt(sig, "output_specs", place, list, [])):
         kind, body = j.union(spec, f"graph_module.signature.output_specs[{k}]")
         name = _arg_name(body.get("arg") if isinstance(body, dict) else None)
         if kind == "user_output" and name is not None:

@@ -219,19 +219,29 @@ def argument(j: Json, value: Any, place: str) -> Any:
         return [_item(j, kind, x, f"{sub}[{k}]") for k, x in enumerate(v)]
     if kind in ("as_sym_int", "as_sym_float", "as_sym_bool", "as_optional_tensor"):
         return _item(j, kind + "s", v, sub)
+    return _described(j, kind, v, place)
+
+
+def _described(j: Json, kind: str, v: Any, place: str) -> Any:
+    """The arguments that describe rather than hold values: dtypes, layouts, devices..."""
+    sub = f"{place}.{kind}"
     if kind == "as_scalar_type":
         return dtype_of(j, v, sub)
-    if kind == "as_layout":
-        return _LAYOUTS.get(v, f"layout {v}")
-    if kind == "as_memory_format":
-        return _MEMORY_FORMATS.get(v, f"memory format {v}")
+    if kind in ("as_layout", "as_memory_format"):
+        names = _LAYOUTS if kind == "as_layout" else _MEMORY_FORMATS
+        if not _is(v, int):
+            raise j.error(sub, f"is {_kind(v)}", "an integer code")
+        return names.get(v, f"{kind[3:].replace('_', ' ')} {v}")
     if kind == "as_device":
         d = j.obj(v, sub)
-        index = d.get("index")
-        return f"{d.get('type', '')}" + (f":{index}" if isinstance(index, int) else "")
+        where, index = d.get("type"), d.get("index")
+        return f"{where if isinstance(where, str) else ''}" + (
+            f":{index}" if _is(index, int) else ""
+        )
     if kind == "as_complex":
         d = j.obj(v, sub)
-        return complex(float(d.get("real", 0.0)), float(d.get("imag", 0.0)))
+        parts = [j.opt(d, key, sub, float, 0.0) for key in ("real", "imag")]
+        return complex(parts[0], parts[1])
     if kind == "as_graph":
         return {"graph": j.key(j.obj(v, sub), "name", sub, str)}
     if kind in ("as_custom_obj", "as_operator", "as_string_to_argument", "as_nested_tensors"):
