@@ -381,3 +381,43 @@ def test_damaged_values_anywhere_give_format_errors_only(suffix: str, tmp_path: 
             assert not _PY_NAMES.search(str(e))
             refused += 1
     assert refused > 10
+
+
+def test_more_mapped_ops_match_torch_live(tmp_path: Path) -> None:
+    """Ops of the table the committed archives do not use, exported and run live."""
+    torch = pytest.importorskip("torch", reason="exports with torch (a bench extra)")
+    from torch.nn import functional as F
+
+    class More(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv1d(4, 6, 3, padding="same")
+
+        def forward(self, x: Any, y: Any) -> tuple:
+            a = self.conv(x)
+            b = torch.baddbmm(a[:, :, :6], a[:, :, :6], a[:, :, 2:].mT * 0.1, alpha=0.5, beta=2)
+            c = torch.einsum("bij,bjk->bik", b, b) * 0.01
+            d = F.elu(c) + F.leaky_relu(c, 0.2) + F.hardswish(c) + F.hardsigmoid(c)
+            u = (d + F.relu6(c) + F.softplus(c, beta=2)).repeat(1, 2, 1).unflatten(1, (3, 4))
+            m = torch.maximum(u, u.mean()) + torch.remainder(u, 0.7) + torch.fmod(u, 0.7)
+            z = torch.log_softmax(m, -1) + torch.sign(m) * torch.round(m) - torch.expm1(m)
+            q = torch.argmin(z, 1).float() + z.min(dim=-1).values.sum() + z.amin((1, 2)).sum()
+            w = torch.stack([y == 1, y != 2], 0).any(0).all()
+            return z, q, w, F.avg_pool1d(a, 2), y // 3, torch.zeros_like(z).sum() + 1
+
+    torch.manual_seed(0)
+    model = More().eval()
+    x, y = torch.randn(2, 4, 8), torch.tensor([1, 2, 3])
+    with torch.no_grad():
+        want = model(x, y)
+    exported = torch.export.export(model, (x, y))
+    for k, ep in enumerate((exported, exported.run_decompositions())):
+        path = tmp_path / f"more{k}.pt2"
+        torch.export.save(ep, path)
+        graph = _load(path)
+        assert not [n.id for n in graph.nodes if n.metadata.get("domain") == "aten"]
+        got = run(graph, {"x": x.numpy(), "y": y.numpy()}).outputs
+        for j, t in enumerate(graph.outputs):
+            value, expected = got[graph.tensors[t].id], want[j].numpy()
+            assert value.dtype == expected.dtype
+            np.testing.assert_allclose(value, expected, rtol=1e-3, atol=1e-4)

@@ -94,6 +94,15 @@ def reverse(e: Emit) -> None:
     e.emit("Transpose", [x], {"perm": list(range(e.rank(x)))[::-1]})
 
 
+def swap_last(e: Emit) -> None:
+    """mT / mH / adjoint of real tensors: the last two dims swapped."""
+    x = e.x("self")
+    rank = e.rank(x)
+    if rank < 2 or e.dtype(x).startswith("complex"):
+        raise NotMapped("a matrix transpose of fewer than 2 dims or of complex values")
+    e.emit("Transpose", [x], {"perm": [*range(rank - 2), rank - 1, rank - 2]})
+
+
 def t(e: Emit) -> None:
     x = e.x("self")
     if e.rank(x) < 2:
