@@ -12,6 +12,7 @@ import mmap
 import os
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,7 @@ class ZipMembers:
             )
         try:
             return self._zip.read(info)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as e:
             raise FormatError(self.file, name, f"cannot be read ({e})") from e
 
     def array(self, name: str, offset: int = 0, count: int | None = None) -> np.ndarray:
