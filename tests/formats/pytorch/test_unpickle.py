@@ -21,9 +21,11 @@ from xocview.errors import FormatError
 from xocview.formats.pytorch import unpickle
 from xocview.formats.pytorch.unpickle import (
     LazyStorage,
+    ObjectRecord,
     RefusedClass,
     TensorRecord,
     load_pickle,
+    record_class,
 )
 
 
@@ -257,3 +259,29 @@ def test_no_module_is_imported_by_refusing(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "xml.dom.minidom.parseString" in out and out.strip().endswith("False")
+
+
+def test_a_caller_may_read_named_classes_as_records() -> None:
+    """TorchScript's data.pkl builds its ``__torch__`` classes: read as records by the
+    caller's ``allow`` hook, with the state BUILD gave; other names are still refused."""
+
+    def allow(module: str, name: str) -> object:
+        return record_class(module, name) if module.startswith("__torch__") else None
+
+    data = b"\x80\x02c__torch__\nNet\n)\x81}X\x01\x00\x00\x00aK\x01sb."
+    net = load_pickle(data, "m.pt", _storages(), allow=allow)
+    assert isinstance(net, ObjectRecord) and type(net).qualname == "__torch__.Net"
+    assert net.state == {"a": 1}
+    with pytest.raises(RefusedClass, match=r"(posix|nt)\.system"):
+        load_pickle(pickle.dumps(_Payload(os.system, "true"), 2), "m.pt", _storages(), allow=allow)
+
+
+def test_a_big_endian_storage_is_read_in_native_order() -> None:
+    data = state_pickle([T("w", "IntStorage", "0", 3, 0, (3,), (1,))])
+
+    def make(key: str, dtype: str, numel: int) -> LazyStorage:
+        raw = np.frombuffer(np.array([1, -2, 300], ">i4").tobytes(), np.uint8)
+        return LazyStorage(key, dtype, numel, lambda: raw, "f.pt", "data/0", big_endian=True)
+
+    values = load_pickle(data, "f.pt", make)["w"].values()
+    assert values.dtype == np.int32 and values.tolist() == [1, -2, 300]

@@ -20,7 +20,15 @@ from xocview.errors import shorten
 from xocview.formats.pytorch.lazy_tensor import LazyStorage, TensorRecord
 from xocview.model.dtypes import numpy_type
 
-__all__ = ["STAND_INS", "TORCH_DTYPES", "BadValue", "StorageType", "TorchDType"]
+__all__ = [
+    "STAND_INS",
+    "TORCH_DTYPES",
+    "BadValue",
+    "ObjectRecord",
+    "StorageType",
+    "TorchDType",
+    "record_class",
+]
 
 
 class BadValue(Exception):
@@ -254,6 +262,34 @@ class _Record(dict[Any, Any]):
         if state is not None and not isinstance(state, dict):
             raise BadValue("a record whose state is not a dict")
         self.update(state or {})
+
+
+class ObjectRecord:
+    """An object of a class the caller chose to read as data (TorchScript's ``__torch__.Net``):
+    ``qualname`` says which class, ``args`` what it was built with, ``state`` what BUILD gave
+    (a module's attributes). Nothing of the class is imported; no method of it runs."""
+
+    qualname = ""
+
+    def __init__(self, *args: Any) -> None:
+        self.args, self.state = args, None
+
+    def __new__(cls, *args: Any) -> ObjectRecord:
+        made = super().__new__(cls)
+        made.args, made.state = args, None
+        return made
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"ObjectRecord({self.qualname})"
+
+
+def record_class(module: str, name: str) -> type[ObjectRecord]:
+    """A subclass of ObjectRecord standing for ``module.name``: what an ``allow`` hook of
+    ``load_pickle`` returns for classes to be read as records."""
+    return type(name, (ObjectRecord,), {"qualname": f"{module}.{name}", "__slots__": ()})
 
 
 class _NumpyDType:

@@ -20,17 +20,26 @@ from typing import Any, Protocol
 
 from xocview.errors import FormatError, shorten
 from xocview.formats.pytorch.lazy_tensor import LazyStorage, TensorRecord
-from xocview.formats.pytorch.stand_ins import STAND_INS, TORCH_DTYPES, BadValue, StorageType
+from xocview.formats.pytorch.stand_ins import (
+    STAND_INS,
+    TORCH_DTYPES,
+    BadValue,
+    ObjectRecord,
+    StorageType,
+    record_class,
+)
 
 __all__ = [
     "MAX_PICKLE",
     "LazyStorage",
+    "ObjectRecord",
     "RefusedClass",
     "StorageFactory",
     "Stream",
     "TensorRecord",
     "load_pickle",
     "load_pickle_from",
+    "record_class",
 ]
 
 # The largest pickle read: a 7B model's state dict pickle is ~60 KB and 100k tensors with an
@@ -69,9 +78,16 @@ class _Unpickler(pickle.Unpickler):
     """pickle's C unpickler with ``find_class`` limited to the stand-ins and torch's
     persistent storage ids handed to the caller's factory."""
 
-    def __init__(self, stream: Stream, file: str, place: str, storages: StorageFactory):
+    def __init__(
+        self,
+        stream: Stream,
+        file: str,
+        place: str,
+        storages: StorageFactory,
+        allow: Callable[[str, str], Any] | None,
+    ) -> None:
         super().__init__(stream)
-        self._file, self._place, self._storages = file, place, storages
+        self._file, self._place, self._storages, self._allow = file, place, storages, allow
         self._made: dict[str, LazyStorage] = {}
 
     def find_class(self, module: str, name: str) -> Any:
@@ -81,6 +97,8 @@ class _Unpickler(pickle.Unpickler):
         found = STAND_INS.get((module, name))
         if found is None and module == "torch" and name in TORCH_DTYPES:
             found = TORCH_DTYPES[name]
+        if found is None and self._allow is not None:
+            found = self._allow(module, name)
         if found is None:
             raise RefusedClass(self._file, self._place, f"{module}.{name}")
         return found
@@ -111,22 +129,36 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 62
 
 
-def load_pickle(data: bytes, file: str, storages: StorageFactory, place: str = "data.pkl") -> Any:
+def load_pickle(
+    data: bytes,
+    file: str,
+    storages: StorageFactory,
+    place: str = "data.pkl",
+    allow: Callable[[str, str], Any] | None = None,
+) -> Any:
     """The object a pickle holds (``data.pkl``, ``constants.pkl``), tensors as records.
 
+    ``allow(module, name)`` may grant a global outside the list a stand-in of the caller's
+    (TorchScript's ``__torch__.*`` classes as ``record_class(module, name)``), or None.
     Raises RefusedClass for a global outside the allow list (nothing named is imported or
     called) and FormatError naming ``place`` for a damaged or oversized pickle."""
     if len(data) > MAX_PICKLE:
         raise FormatError(
             file, place, f"a pickle of {len(data):,} bytes", f"at most {MAX_PICKLE:,} bytes"
         )
-    return load_pickle_from(io.BytesIO(data), file, storages, place)
+    return load_pickle_from(io.BytesIO(data), file, storages, place, allow)
 
 
-def load_pickle_from(stream: Stream, file: str, storages: StorageFactory, place: str) -> Any:
+def load_pickle_from(
+    stream: Stream,
+    file: str,
+    storages: StorageFactory,
+    place: str,
+    allow: Callable[[str, str], Any] | None = None,
+) -> Any:
     """One pickle read from ``stream``, left just past its STOP (the legacy format has
     several pickles in a row); raises as ``load_pickle``."""
-    unpickler = _Unpickler(stream, file, place, storages)
+    unpickler = _Unpickler(stream, file, place, storages, allow)
     try:
         return unpickler.load()
     except FormatError:
