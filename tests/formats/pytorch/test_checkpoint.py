@@ -272,3 +272,20 @@ def test_live_against_torch_load(tmp_path: Path, legacy: bool) -> None:
         want = state[tensor.id]
         want = want.float() if want.dtype.is_floating_point else want
         np.testing.assert_array_equal(tensor.data.astype(want.numpy().dtype), want.numpy())  # type: ignore[union-attr]
+
+
+def test_pickle_bombs_are_bounded(tmp_path: Path) -> None:
+    """Lists of one list repeated 10 times, 40 levels deep (10**40 paths), are walked once
+    each; lists nested 100,000 deep are refused by depth, quickly."""
+    laughs = b"\x80\x02]q\x00K\x01a" + b"".join(
+        b"(" + b"h" + bytes([i]) * 1 + (b"h" + bytes([i])) * 9 + b"lq" + bytes([i + 1])
+        for i in range(40)
+    )
+    path = write_zip(tmp_path / "laughs.pt", laughs + b".", {})
+    start = time.perf_counter()
+    graph = checkpoint.load(Source(path))
+    assert time.perf_counter() - start < 2 and graph.tensors == []
+    deep = write_zip(tmp_path / "deep.pt", b"\x80\x02" + b"(" * 100_000 + b"l" * 100_000 + b".", {})
+    with pytest.raises(FormatError, match=r"deep\.pt: .*nested more than 64 deep"):
+        checkpoint.load(Source(deep))
+    assert time.perf_counter() - start < 4
