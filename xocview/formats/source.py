@@ -102,6 +102,9 @@ class Source:
     """
 
     HEAD_SIZE = 4096
+    # Files up to this size are read whole on the first look: graph files are read whole by
+    # their reader anyway, and weight files this small cost nothing to hold.
+    WHOLE_BELOW = 64 << 20
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -125,8 +128,19 @@ class Source:
         if self._bytes is not None:
             return self._bytes[: self.HEAD_SIZE]
         if self._head is None:
+            if self._small():  # one read serves the sniffers and the reader
+                return self.data[: self.HEAD_SIZE]
             self._head, self._size = read_head(self.path, self.name, self.HEAD_SIZE)
         return self._head
+
+    def _small(self) -> bool:
+        """A regular file small enough to read whole at once (what the graph formats read
+        anyway); anything else is opened by ``read_head``, which says what it is."""
+        try:
+            info = os.stat(self.path)
+        except (OSError, ValueError):
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size <= self.WHOLE_BELOW
 
     @property
     def size(self) -> int:
