@@ -264,3 +264,17 @@ def test_a_7b_checkpoint_s_first_view_fits_with_its_layers_in_rows(qapp, tmp_pat
         if re.fullmatch(r"model\.layers\.\d+", key)
     }
     assert len(rows) > 2  # several rows, not one
+
+
+@pytest.mark.parametrize("name", ["pt2_gpt2", "pt2_gpt2_core", "pt2_bert", "pt2_cnn"])
+def test_a_torch_export_archive_s_first_view_fits(qapp, name: str) -> None:  # type: ignore[no-untyped-def]
+    """A .pt2's module groups are the exporter's scopes: its loose mask ops gather into a
+    cluster, a module around one op stays one box, and the drawing fits."""
+    graph = load(REPO / "tests" / "data" / "pytorch" / f"{name}.pt2")
+    expanded, drawing = first_view_state(graph, Hierarchy(graph))
+    assert drawing is not None and fits(drawing) and boxes_of(drawing) >= MIN_BOXES
+    shown = set(drawing.keys)
+    if name.startswith("pt2_gpt2"):
+        assert {"/gpt2/transformer/h.0", "/gpt2/transformer/h.1"} <= shown  # blocks as boxes
+        assert "/gpt2/transformer/wte" in shown  # an Embedding around one Gather: one box
+        assert "/gpt2/transformer/wte" not in expanded

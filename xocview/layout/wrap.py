@@ -120,8 +120,8 @@ def plan_columns(
     layer of every segment and ``seg_origin`` the real node its edge comes from (a cut costs
     one lane per source it separates from a consumer, however wide the fan-out); the number
     of columns brings height/width near ``target``. With ``room`` (a height), a drawing
-    taller than it is wrapped into columns no taller than it where it can be; without, a
-    drawing no taller than ``MIN_HEIGHT`` is left whole.
+    taller than it is wrapped into columns no taller than it where it can be, whatever its
+    aspect; without, a drawing no taller than ``MIN_HEIGHT`` is left whole.
     """
     layers = len(centres)
     if layers < 2 or not len(x):
@@ -130,7 +130,10 @@ def plan_columns(
     bottom = centres + tallest / 2
     height = float(bottom[-1] - top[0])
     width = float((x + widths / 2).max() - (x - widths / 2).min())
-    if height <= max_aspect * max(width, 1.0) or height <= (MIN_HEIGHT if room is None else room):
+    if room is None:
+        if height <= max_aspect * max(width, 1.0) or height <= MIN_HEIGHT:
+            return None
+    elif height <= room:  # a room is asked for: taller than it wraps, whatever its aspect
         return None
     pairs = np.unique(np.stack([seg_rank, seg_origin]), axis=1)
     crossing = np.bincount(pairs[0], minlength=layers)[: layers - 1]

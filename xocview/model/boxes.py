@@ -21,8 +21,9 @@ __all__ = ["CONSTANT_OPS", "BoxCounts", "box_weights", "folded_constants"]
 
 # Operators that only make a constant, folded with the weights when all they read are weights
 # (the ONNX light models make every weight with ConstantOfShape from a shape initializer;
-# TorchScript exports pass a shared weight through Identity).
-CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity"})
+# TorchScript exports pass a shared weight through Identity; a torch Linear reads its weight
+# through a Transpose).
+CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity", "Transpose"})
 
 
 def folded_constants(graph: Graph, is_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -44,10 +44,13 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     level_has_group = np.zeros(n + 1, dtype=bool)  # a level holding scopes, beside the top
     level_has_group[h.parent[scope & ~has_io] + 1] = True
     level_has_group[1:] &= scope  # ... inside a scope: a file's own groups stay as they are
-    loose = ~h.is_group & level_has_group[h.parent + 1]
+    atom = np.fromiter((nd.metadata.get("derived") == "aten" for nd in nodes), bool, n)
+    unit = _units(h.parent, atom)
+    loose = (~h.is_group | atom) & level_has_group[h.parent + 1]
     if not loose.any():
         return 0
-    label = _components(index.edge_src, index.edge_dst, loose, h.parent)
+    weight = np.where(atom, 1.0, weight)
+    label = _components(unit[index.edge_src], unit[index.edge_dst], loose, h.parent)
     level_boxes = np.bincount(h.parent + 1, weights=counts.total, minlength=n + 1)
     runs = np.bincount(label[loose], weights=weight[loose], minlength=n)
     level_of = np.full(n, -1, dtype=_I)
@@ -69,13 +72,27 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     return len(made)
 
 
+def _units(parent: np.ndarray, atom: np.ndarray) -> np.ndarray:
+    """Each node's box at its level: itself, or the one-op group it lies in (an ATen op run
+    as several ONNX ops), whose edges are the group's."""
+    unit = np.arange(len(parent), dtype=_I)
+    if not atom.any():
+        return unit
+    while True:
+        up = parent[unit]
+        move = (up >= 0) & atom[np.maximum(up, 0)]
+        if not move.any():
+            return unit
+        unit[move] = up[move]
+
+
 def _components(
     src: np.ndarray, dst: np.ndarray, loose: np.ndarray, parent: np.ndarray
 ) -> np.ndarray:
     """A label per node (the least node of its run) for runs of loose nodes joined by edges
     within one level; other nodes label themselves."""
     label = np.arange(len(loose), dtype=_I)
-    keep = loose[src] & loose[dst] & (parent[src] == parent[dst])
+    keep = loose[src] & loose[dst] & (parent[src] == parent[dst]) & (src != dst)
     a, b = src[keep], dst[keep]
     while a.size:
         new = label.copy()

@@ -164,10 +164,20 @@ class _Fitting:
         ]
 
     def open_chains(self) -> None:
-        """Open what adds no box (a group around a single child, a group around everything),
-        until nothing is left to open that way."""
-        while chains := [g for g in self.frontier if self.grows[g] <= 0 or self.count <= 1]:
+        """Open what adds no box (a group around a single group, a group around everything),
+        until nothing is left to open that way. A group around a single operator stays a box
+        (``wte`` over its Gather), however deep: opened, it is the same box in frames that cost
+        room."""
+        while chains := [
+            g
+            for g in self.frontier
+            if (self.grows[g] <= 0 and not self.around_one_op(g)) or self.count <= 1
+        ]:
             self.open(chains)
+
+    def around_one_op(self, g: int) -> bool:
+        """``g`` holds one box however far it is opened (``lm_head`` > ``linear`` > MatMul)."""
+        return bool(self.size[g] <= 1)
 
     def open_until_enough(self) -> None:
         """Too few boxes show: open classes until ``MIN_BOXES`` do (a lone box tells nothing,

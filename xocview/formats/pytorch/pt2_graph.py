@@ -11,6 +11,7 @@ ints that nodes compute (``sym_size``) are one-element int64 tensors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from xocview.formats.pytorch.aten_onnx import NO_OP, lowering
@@ -166,7 +167,9 @@ class _Builder:
             child.id = self._unique(child.id)
             child.metadata["parent_id"] = fx
             ids.append(child.id)
-        self._add(Node(fx, name, [], [], {}, {**metadata, "children_ids": ids}))
+        # "derived": "aten": one ATen op drawn as a group of the ONNX ops it runs as
+        group_meta = {**metadata, "children_ids": ids, "derived": "aten"}
+        self._add(Node(fx, name, [], [], {}, group_meta))
         for child in e.nodes:
             self.nodes.append(child)
 
@@ -198,7 +201,11 @@ class _Builder:
 
 
 def build_graph(
-    j: Json, doc: Any, payloads: dict[str, Payload], title: str, legacy: Reader | None = None
+    j: Json,
+    doc: Any,
+    payloads: dict[str, Payload],
+    title: str,
+    legacy: Callable[[str], Reader] | None = None,
 ) -> Graph:
     """The graph of one ExportedProgram document; FormatError at the place of a fault."""
     ep = j.obj(doc, "")
@@ -248,7 +255,9 @@ def _type_intermediates(graph: Graph) -> None:
         t.shape, t.dtype, t.metadata = shape, dtype, metadata
 
 
-def _signature(b: _Builder, sig: dict[str, Any], legacy: Reader | None) -> list[str]:
+def _signature(
+    b: _Builder, sig: dict[str, Any], legacy: Callable[[str], Reader] | None
+) -> list[str]:
     """Note each placeholder's kind (and FQN); returns the user outputs' names."""
     j = b.j
     place = "graph_module.signature"
@@ -265,7 +274,8 @@ def _signature(b: _Builder, sig: dict[str, Any], legacy: Reader | None) -> list[
         b.inputs[name] = (kind, fqn)
         if kind in _WEIGHT_KINDS and legacy is not None and str(fqn) not in b.payloads:
             info = tensor_info(j, b.infos.get(name), f"graph_module.graph.tensor_values.{name}")
-            b.payloads[str(fqn)] = Payload(str(fqn), info, "", kind == "parameter", True, legacy)
+            read = legacy(str(fqn))
+            b.payloads[str(fqn)] = Payload(str(fqn), info, "", kind == "parameter", True, read)
     outs: list[str] = []
     for k, spec in enumerate(j.opt(sig, "output_specs", place, list, [])):
         kind, body = j.union(spec, f"graph_module.signature.output_specs[{k}]")

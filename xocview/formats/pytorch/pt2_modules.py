@@ -88,7 +88,9 @@ class ModuleTree:
         self.taken.add(gid)
         self.by_keys[keys] = gid
         self.children[gid] = []
-        metadata: dict[str, Any] = {"name": name, "module": path, "class": cls}
+        # "derived": the exporter's record of module calls, as an ONNX export's scoped names
+        # are; loose ops beside these groups (a causal mask) then gather into clusters.
+        metadata: dict[str, Any] = {"name": name, "module": path, "class": cls, "derived": "scope"}
         if parent is not None:
             metadata["parent_id"] = parent
             self.children[parent].append(gid)

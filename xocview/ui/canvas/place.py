@@ -90,7 +90,16 @@ class PlaceKeeper:
             return
         before, after = self.anchor(old, key), self.anchor(new, key)
         if before is not None and after is not None:
-            self.view.centerOn(centre + (after - before))
+            target = centre + (after - before)
+            # A relayout may move the box near an edge of the new drawing (a wrap sends it
+            # to the top of a column): the scene grows to hold the place the view keeps, or
+            # the scroll bars would clamp it there (the next relayout fits it again).
+            view = self.view
+            seen = view.mapToScene(view.viewport().rect()).boundingRect()
+            seen.moveCenter(target)
+            scene = view.scene()
+            scene.setSceneRect(scene.sceneRect().united(seen))
+            view.centerOn(target)
 
     def _place_key(self, d: Drawing | None, centre: QPointF) -> str | None:
         """The key of the selected box when it was on screen, else of the box nearest the

@@ -200,10 +200,11 @@ class GraphView(QGraphicsView):
             )
 
     def _sync_scene_rect(self) -> None:
+        self.scene().setSceneRect(self._drawing_rect())
+
+    def _drawing_rect(self) -> QRectF:
         d = self.doc.drawing
-        self.scene().setSceneRect(
-            QRectF(-_MARGIN, -_MARGIN, d.width + 2 * _MARGIN, d.height + 2 * _MARGIN)
-        )
+        return QRectF(-_MARGIN, -_MARGIN, d.width + 2 * _MARGIN, d.height + 2 * _MARGIN)
 
     def _on_drawing(self) -> None:
         centre = self.mapToScene(self.viewport().rect().center())
@@ -243,7 +244,7 @@ class GraphView(QGraphicsView):
         self.zoom_by(scale / self.scale_factor)
 
     def fit(self) -> None:
-        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.fitInView(self._drawing_rect(), Qt.AspectRatioMode.KeepAspectRatio)
         if self.scale_factor > 1.0:
             self.zoom_to(1.0)
 
