@@ -300,21 +300,73 @@ def test_pickled_payloads_are_refused_by_name(tmp_path: Path) -> None:
         _ = weight.data
 
 
-def test_legacy_layout_loads_its_graph_and_refuses_pickled_weights(tmp_path: Path) -> None:
-    """torch 2.5-2.6 wrote the program JSON at the zip's top with a torch.save state dict."""
-    doc = _model_json(DATA / "pt2_cnn.pt2")
+def _legacy_archive(tmp_path: Path, stored: bool) -> tuple[Path, dict[str, np.ndarray]]:
+    """A torch 2.5-2.6 layout: the program JSON at the zip's top with a torch.save zip of
+    the state dict (made without torch: the values are the current archive's)."""
+    from tests.formats.pytorch.torch_pickles import T, state_pickle, write_zip
+
+    current = _load(DATA / "pt2_cnn.pt2")
+    values = {
+        str(t.metadata["fqn"]): np.asarray(t.data, dtype=np.float32)
+        for t in current.tensors
+        if t.metadata.get("torch_kind") in ("parameter", "buffer") and t.dtype == "float32"
+    }
+    records = [
+        T(fqn, "FloatStorage", str(k), v.size, 0, v.shape, tuple(s // 4 for s in v.strides))
+        for k, (fqn, v) in enumerate(values.items())
+    ]
+    inner = write_zip(
+        tmp_path / "state.pt",
+        state_pickle(records),
+        {str(k): v.tobytes() for k, v in enumerate(values.values())},
+    )
     path = tmp_path / "old.pt2"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("serialized_exported_program.json", json.dumps(doc))
-        z.writestr("serialized_state_dict.pt", b"PK not read")
-        z.writestr("version", "8.1")
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "w", method) as z:
+        z.writestr(
+            "old/serialized_exported_program.json", json.dumps(_model_json(DATA / "pt2_cnn.pt2"))
+        )
+        z.write(inner, "old/serialized_state_dict.pt")
+        z.writestr("old/version", "8.1")
+    return path, values
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_legacy_layout_reads_its_pickled_state_dict(tmp_path: Path, stored: bool) -> None:
+    path, values = _legacy_archive(tmp_path, stored)
     assert pt2.sniff(Source(path)) is None
     graph = _load(path)
     assert [n.op_type for n in graph.nodes if n.id == "conv2d"] == ["Conv"]
+    weights = {str(t.metadata.get("fqn")): t for t in graph.tensors if "fqn" in t.metadata}
+    assert weights["head.weight"].shape == [10, 16]
+    for fqn, expected in values.items():
+        got = weights[fqn].data
+        assert got is not None
+        np.testing.assert_array_equal(got, expected, err_msg=fqn)
+    if stored:  # a view of the archive's memory map, not a copy
+        assert not weights["head.weight"].data.flags.owndata
+    _, feeds, want = _case("cnn")  # and it runs to torch's outputs
+    got = run(graph, feeds).outputs[graph.tensors[graph.outputs[0]].id]
+    np.testing.assert_allclose(got, want[0], rtol=1e-3, atol=1e-4)
+
+
+def test_legacy_layout_with_a_hostile_state_dict_reads_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    payload = b"cos\nsystem\n(V touch " + str(marker).encode() + b"\ntR."
+    path = tmp_path / "bad.pt2"
+    inner = tmp_path / "state.pt"
+    with zipfile.ZipFile(inner, "w") as z:
+        z.writestr("archive/data.pkl", payload)
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(
+            "bad/serialized_exported_program.json", json.dumps(_model_json(DATA / "pt2_cnn.pt2"))
+        )
+        z.write(inner, "bad/serialized_state_dict.pt")
+    graph = _load(path)
     weight = next(t for t in graph.tensors if t.metadata.get("fqn") == "head.weight")
-    assert weight.shape == [10, 16]
-    with pytest.raises(FormatError, match=r"serialized_state_dict\.pt: .*torch\.save pickle"):
+    with pytest.raises(FormatError, match=r"os\.system"):
         _ = weight.data
+    assert not marker.exists()
 
 
 def test_sniff_refuses_other_files(tmp_path: Path) -> None:

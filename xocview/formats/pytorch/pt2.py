@@ -4,7 +4,7 @@
 ``archive_format`` (``pt2``), ``models/<name>.json`` (the serialized ExportedProgram),
 ``data/weights/`` and ``data/constants/`` (raw tensor payloads and their JSON configs).
 torch 2.5-2.6 wrote ``serialized_exported_program.json`` with the weights in one
-``torch.save`` pickle, whose values are refused by name when asked for. Only the zip's
+``torch.save`` pickle, read with the restricted unpickler (``pt2_pickled``). Only the zip's
 directory and the JSON members are read on opening; weights are memory-mapped on first use.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from xocview.errors import FormatError
 from xocview.formats.pytorch.pt2_graph import build_graph
+from xocview.formats.pytorch.pt2_pickled import pickled_weights
 from xocview.formats.pytorch.pt2_schema import Json
-from xocview.formats.pytorch.pt2_weights import Payload, payloads, read_json, refused
+from xocview.formats.pytorch.pt2_weights import Payload, payloads, read_json
 from xocview.formats.pytorch.zip_members import ZipMembers, is_zip
 from xocview.formats.source import Source
 from xocview.model import Graph
@@ -69,9 +70,9 @@ def load(source: Source) -> Graph:
         for p in payloads(members, f"{base}{name}_{config}.json", base, big):
             found.setdefault(p.fqn, p)
     legacy = None
-    pickled = f"{root}data/weights/{name}.pt"
-    if members.has(pickled):
-        legacy = refused(source.name, pickled, "a torch.save pickle (torch before 2.7)")
+    pickled = [f"{root}data/{f}/{name}.pt" for f in ("weights", "constants")]
+    if members.has(pickled[0]):
+        legacy = pickled_weights(members, [p for p in pickled if members.has(p)])
     graph = build_graph(j, doc, found, _title(source), legacy)
     if len(models) > 1:
         graph.metadata["torch_export"]["models"] = [
@@ -86,8 +87,8 @@ def _legacy(members: ZipMembers, source: Source) -> Graph:
     doc = read_json(members, member)
     j = Json(source.name, member)
     _check_version(j, doc)
-    pickled = members.root + "serialized_state_dict.pt"
-    legacy = refused(source.name, pickled, "a torch.save pickle (torch before 2.7)")
+    pickled = [members.root + f"serialized_{p}.pt" for p in ("state_dict", "constants")]
+    legacy = pickled_weights(members, [p for p in pickled if members.has(p)])
     return build_graph(j, doc, {}, _title(source), legacy)
 
 

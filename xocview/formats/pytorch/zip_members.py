@@ -8,12 +8,14 @@ Only the central directory is read on opening.
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import struct
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,11 +36,12 @@ class ZipMembers:
     """The members of one archive by name; ``root`` is the folder every member sits in
     (``archive/`` for torch.save, the model's name for TorchScript and .pt2), or ''."""
 
-    def __init__(self, path: Path, file: str) -> None:
+    def __init__(self, path: Path, file: str, span: _Span | None = None) -> None:
         self.file = file
+        self._span = span  # a zip stored inside another one: a range of the outer's bytes
         try:
-            self._zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, ValueError) as e:
+            self._zip = zipfile.ZipFile(path if span is None else span)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
             raise FormatError(file, "zip directory", f"is not a readable zip archive ({e})") from e
         self._infos = {i.filename: i for i in self._zip.infolist() if not i.is_dir()}
         self.names = list(self._infos)
@@ -50,6 +53,17 @@ class ZipMembers:
         )
         self._map: mmap.mmap | None = None
         self._path = path
+
+    def inner(self, name: str) -> ZipMembers:
+        """The zip stored as member ``name`` (torch 2.5's .pt2 holds a torch.save zip):
+        its stored members are views of this archive's memory map too."""
+        info = self._info(name)
+        if info.compress_type == zipfile.ZIP_STORED:
+            buffer: Any = self._mapped()
+            start = self._data_start(info)
+        else:
+            buffer, start = self.read(name), 0
+        return ZipMembers(self._path, f"{self.file}: {name}", _Span(buffer, start, info.file_size))
 
     def close(self) -> None:
         self._zip.close()
@@ -95,7 +109,9 @@ class ZipMembers:
             raise FormatError(self.file, shorten(name), "no such member in the archive")
         return info
 
-    def _mapped(self) -> mmap.mmap:
+    def _mapped(self) -> Any:
+        if self._span is not None:
+            return self._span.buffer
         if self._map is None:
             fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
             try:
@@ -108,15 +124,49 @@ class ZipMembers:
         """Where a stored member's bytes begin: after its local header, whose name and extra
         field lengths may differ from the central directory's."""
         m = self._mapped()
-        at = info.header_offset
-        if at + _LOCAL_HEADER.size > len(m):
+        base, end = (0, len(m)) if self._span is None else self._span.bounds
+        at = base + info.header_offset
+        if at + _LOCAL_HEADER.size > end:
             raise FormatError(self.file, info.filename, "local header past the end of the file")
         fields = _LOCAL_HEADER.unpack_from(m, at)
         if fields[0] != _LOCAL_MAGIC:
             raise FormatError(self.file, info.filename, "damaged local header", "PK\\x03\\x04")
         start = at + _LOCAL_HEADER.size + fields[9] + fields[10]
-        if start + info.file_size > len(m):
+        if start + info.file_size > end:
             raise FormatError(
                 self.file, info.filename, "member runs past the end of the file (truncated?)"
             )
         return start
+
+
+class _Span(io.RawIOBase):
+    """A read-only file over ``length`` bytes of ``buffer`` from ``start``, for zipfile."""
+
+    def __init__(self, buffer: Any, start: int, length: int) -> None:
+        super().__init__()
+        self.buffer, self.start, self.length, self.pos = buffer, start, length, 0
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        return self.start, self.start + self.length
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.length}[whence]
+        self.pos = max(0, base + offset)
+        return self.pos
+
+    def readinto(self, b: Any) -> int:
+        n = max(0, min(len(b), self.length - self.pos))
+        at = self.start + self.pos
+        b[:n] = self.buffer[at : at + n]
+        self.pos += n
+        return n
