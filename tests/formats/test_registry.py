@@ -122,3 +122,17 @@ def test_check_combines_format_faults_and_model_findings(tmp_path: Path) -> None
     assert places[0] == "nodes[0].inputs[1]"
     assert "nodes[1].id" in places  # duplicate node id
     assert any("cycle" in f.message for f in findings)
+
+
+def test_the_open_dialog_filter_offers_every_format_s_extensions() -> None:
+    from xocview.formats.registry import FORMATS, file_filter
+
+    entries = file_filter().split(";;")
+    assert entries[0].startswith("Models and graphs (*.onnx ")
+    assert entries[-1] == "All files (*)"
+    first = entries[0]
+    for fmt in FORMATS:
+        for ext in fmt.EXTENSIONS:
+            assert f"*{ext}" in first, (fmt.NAME, ext)
+    assert "PyTorch export (*.pt2)" in entries
+    assert "safetensors (*.safetensors *.json)" in entries

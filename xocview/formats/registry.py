@@ -58,10 +58,11 @@ def file_filter() -> str:
     extensions, from its row), then all files. Formats told by content share ``.json``."""
     entries = []
     every: list[str] = []
-    for fmt in FORMATS:
+    for fmt in sorted(FORMATS, key=lambda f: f is not onnx):  # ONNX, the common one, first
         globs = [f"*{e}" for e in fmt.EXTENSIONS]
         every += [g for g in globs if g not in every]
-        entries.append(f"{fmt.NAME} ({' '.join(globs)})")
+        name = fmt.NAME.split(" (")[0]  # "PyTorch export (.pt2)": the globs say the rest
+        entries.append(f"{name} ({' '.join(globs)})")
     return ";;".join([f"Models and graphs ({' '.join(every)})", *entries, "All files (*)"])
 
 
