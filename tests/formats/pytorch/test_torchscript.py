@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xocview.errors import FormatError
+from xocview.errors import FormatError, RunError
 from xocview.executor import run
 from xocview.formats.pytorch import torchscript
 from xocview.formats.source import Source
@@ -273,3 +274,63 @@ def test_damaged_code_and_constants_are_located(tmp_path: Path) -> None:
 
     e = _refused(_rewrite(DATA / "ts_cnn_trace.pt", tmp_path / "b.pt", no_storage))
     assert "constants/0" in e.place
+
+
+def test_ops_without_a_schema_keep_their_outputs(tmp_path: Path) -> None:
+    body = "    _0, _1, _2 = torch.lstm_like(x, [x], True)\n    return (_0, _2)\n"
+    graph = _load(_with_forward(tmp_path, body))
+    (node,) = [n for n in graph.nodes if n.op_type == "lstm_like"]
+    assert node.metadata["domain"] == "aten" and len(node.outputs) == 3
+    assert [graph.tensors[i].id for i in graph.outputs] == [
+        graph.tensors[node.outputs[0]].id,
+        graph.tensors[node.outputs[2]].id,
+    ]
+    assert graph.metadata["torchscript"]["not_mapped"] == ["lstm_like"]
+
+
+def test_live_torch_traces_run_to_torch_outputs(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="torch makes the archives of this test")
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.Embedding(20, 16)
+            self.layers = nn.ModuleList([nn.Linear(16, 16) for _ in range(3)])
+            self.gn = nn.GroupNorm(2, 4)
+
+        def forward(self, ids: torch.Tensor, img: torch.Tensor) -> tuple:
+            x = self.emb(ids)
+            for layer in self.layers:
+                x = nn.functional.gelu(layer(x)) + x
+            return x.softmax(-1), self.gn(img).flatten(1)
+
+    torch.manual_seed(0)
+    cases = {
+        "block": (Block().eval(), (torch.randint(0, 20, (2, 5)), torch.randn(1, 4, 6, 6))),
+        "mha": (
+            nn.MultiheadAttention(16, 2, batch_first=True).eval(),
+            (torch.randn(2, 5, 16),) * 3,
+        ),
+    }
+    for name, (module, inputs) in cases.items():
+        path = tmp_path / f"{name}.pt"
+        with warnings.catch_warnings():  # the tracer's notes on constants it records
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(module, inputs)
+        traced.save(str(path))
+        with torch.no_grad():
+            want = traced(*inputs)
+        graph = _load(path)
+        feeds = {graph.tensors[i].id: x.numpy() for i, x in zip(graph.inputs, inputs, strict=True)}
+        got = list(run(graph, feeds).outputs.values())
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-3, atol=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lstm = torch.jit.trace(nn.LSTM(8, 8, batch_first=True).eval(), (torch.randn(2, 3, 8),))
+    lstm.save(str(tmp_path / "lstm.pt"))
+    graph = _load(tmp_path / "lstm.pt")
+    assert graph.metadata["torchscript"]["not_mapped"] == ["lstm"]
+    with pytest.raises(RunError, match="lstm"):
+        run(graph, {graph.tensors[graph.inputs[0]].id: np.zeros((2, 3, 8), np.float32)})

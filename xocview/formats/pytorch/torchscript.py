@@ -103,11 +103,18 @@ def _inputs(
     b: Builder, fn: ast.FunctionDef, traced: list[Any] | None
 ) -> tuple[list[Ref], list[Any]]:
     """Graph inputs for forward's tensor parameters: shapes and dtypes of the trace's
-    example inputs when the archive has them, else unknown (float32 assumed)."""
+    example inputs when the archive has them, else unknown (float32 assumed). Parameters
+    with defaults that the trace did not pass keep their defaults (``mask=None``)."""
     inputs: list[Ref] = []
     args: list[Any] = []
-    for k, p in enumerate(fn.args.args[1:]):
+    params = fn.args.args[1:]
+    first_default = len(params) - len(fn.args.defaults)
+    for k, p in enumerate(params):
         kind = ast.unparse(p.annotation) if p.annotation is not None else "Tensor"
+        traced_it = traced is not None and k < len(traced)
+        if k >= first_default and not traced_it:  # left to its default (None, a flag)
+            args.append(_default(fn.args.defaults[k - first_default], p.arg))
+            continue
         if kind not in _TENSOR_TYPES:
             args.append(Unknown(f"the input {p.arg} ({kind[:40]})"))
             continue
@@ -120,6 +127,13 @@ def _inputs(
         inputs.append(ref)
         args.append(ref)
     return inputs, args
+
+
+def _default(node: ast.expr, name: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Unknown(f"the default of {name}")
 
 
 def _flatten(value: Any, refs: list[Ref], constant: list[Any]) -> None:

@@ -82,6 +82,14 @@ class Builtins(Exprs):
     ) -> Any:
         return str(args[0])[:200] if args else ""
 
+    def _op_is_floating_point(
+        self, args: list[Any], kwargs: dict[str, Any], frame: Frame, node: ast.AST
+    ) -> Any:
+        x = args[0] if args else None
+        if isinstance(x, Ref) and not x.sym:
+            return self.b.tensor(x).dtype in ("float16", "bfloat16", "float32", "double")
+        return Unknown("is_floating_point")
+
     def _op_device(
         self, args: list[Any], kwargs: dict[str, Any], frame: Frame, node: ast.AST
     ) -> Any:

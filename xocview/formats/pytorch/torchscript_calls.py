@@ -84,8 +84,12 @@ class Calls(Builtins):
         special = getattr(self, f"_op_{name}", None)
         if special is not None:
             return special(args, kwargs, frame, node)
-        if not kwargs:
-            got = fold(name, [self.small(a) for a in args])
+        mode = kwargs.get("rounding_mode") if name == "div" and len(kwargs) == 1 else None
+        if not kwargs or mode in ("trunc", "floor"):
+            got = fold(
+                {"trunc": "div_trunc", "floor": "floordiv"}.get(mode or "", name),
+                [self.small(a) for a in args],
+            )
             if got is not NO_FOLD:
                 return got
         if name in _COMPARES and len(args) == 2 and any(isinstance(a, Unknown) for a in args):

@@ -124,6 +124,8 @@ class Exprs:
     def name(self, node: ast.Name, frame: Frame) -> Any:
         if node.id in frame.env:
             return frame.env[node.id]
+        if node.id in ("inf", "nan"):
+            return float(node.id)
         if node.id in _ROOTS:
             return Namespace(node.id)
         if node.id in BUILTINS:

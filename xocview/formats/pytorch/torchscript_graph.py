@@ -51,7 +51,10 @@ class Builder:
         self.groups: list[Node] = []
         self.weights: dict[str, Ref] = {}
         self.groups_path: dict[str, str] = {}  # group id -> module path
-        self._counts: dict[tuple[int, str], int] = {}  # the last suffix given to a name
+        self._counts: dict[tuple[int, str], int] = {}
+        self.opaque_nodes: dict[
+            str, Node
+        ] = {}  # the one output of a node -> the node  # the last suffix given to a name
         self.values = Values(self.tensors, self.value)
 
     # -- tensors ------------------------------------------------------------------------------
@@ -229,9 +232,46 @@ class Builder:
         node = Node(nid, op, [self.pos[r.name] for r in ins], [self.pos[r.name] for r in refs])
         node.metadata = metadata
         self.add(node, parent)
+        if len(refs) == 1:
+            self.opaque_nodes[refs[0].name] = node
         return refs
 
+    def _drop_unread_sizes(self, outputs: set[int]) -> None:
+        """Scripted code asks sizes it never uses (``_list_with_default``): those ``size``
+        nodes go, so that the graph does not show Shape ops that feed nothing."""
+        read = set(outputs)
+        for n in self.nodes:
+            read.update(n.inputs)
+        dropped = {n.id for n in self.nodes if _unused(n, read)}
+        if not dropped:
+            return
+        self.nodes = [n for n in self.nodes if n.id not in dropped]
+        for parent, kids in self.children.items():
+            self.children[parent] = [k for k in kids if k not in dropped]
+        used = set(outputs) | {t for n in self.nodes for t in (*n.inputs, *n.outputs)}
+        keep = [
+            t for t, tensor in enumerate(self.tensors) if t in used or tensor.kind != "activation"
+        ]
+        new_at = {old: k for k, old in enumerate(keep)}
+        self.tensors[:] = [self.tensors[t] for t in keep]
+        self.pos = {name: new_at[t] for name, t in self.pos.items() if t in new_at}
+        for n in self.nodes:
+            n.inputs = [new_at[t] for t in n.inputs]
+            n.outputs = [new_at[t] for t in n.outputs]
+
+    def widen(self, ref: Ref, n: int) -> list[Ref] | None:
+        """The ``n`` outputs of the op without a schema that made ``ref`` (``torch.lstm``
+        returns three): told by the code unpacking it, made then."""
+        node = self.opaque_nodes.pop(ref.name, None)
+        if node is None or n < 1 or n > 64:
+            return None
+        dtype = self.tensor(ref).dtype
+        more = [self.new(f"{node.id}.{k}", "activation", None, dtype) for k in range(1, n)]
+        node.outputs = [*node.outputs, *(self.pos[r.name] for r in more)]
+        return [ref, *more]
+
     def finish(self, title: str, inputs: list[Ref], outputs: list[Ref]) -> Graph:
+        self._drop_unread_sizes({self.pos[r.name] for r in outputs})
         for g in self.groups:
             g.metadata["children_ids"] = self.children[g.id]
         for n in self.nodes:
@@ -247,6 +287,11 @@ class Builder:
             graph.outputs.append(t)
         graph.invalidate()
         return graph
+
+
+def _unused(node: Node, read: set[int]) -> bool:
+    """A ``size`` node whose value nothing reads."""
+    return node.metadata.get("target") == "aten::size.int" and not (set(node.outputs) & read)
 
 
 def _fresh(wanted: str, taken: Any, counts: dict[tuple[int, str], int]) -> str:

@@ -279,6 +279,11 @@ def _fold(name: str, args: list[Any]) -> Any:
         a, b = args
         if name == "div":
             return a / b if b else NO_FOLD
+        if name == "div_trunc" and b:
+            if not (_is_int(a) and _is_int(b)):
+                return float(math.trunc(a / b))
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b > 0) else -q
         if name == "pow" and abs(b) <= 64 and abs(a) < 1 << 32:
             return _bounded(a**b)
     if len(args) == 1 and isinstance(args[0], (int, float)):

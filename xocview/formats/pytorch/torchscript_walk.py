@@ -166,6 +166,8 @@ class Walker(Calls):
                 items = list(value)
             elif isinstance(value, Unknown):
                 items = [Unknown(value.text)] * n
+            elif isinstance(value, Ref) and (wide := self.b.widen(value, n)) is not None:
+                items = list(wide)
             else:
                 raise self.err(frame, target, f"{n} names for a value that is not {n} items")
             for t, v in zip(target.elts, items, strict=True):
