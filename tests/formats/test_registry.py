@@ -43,6 +43,7 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
         "LightNet JSON IR": "no 'ops' list at the root",
         "safetensors": "a JSON file without a weight_map (not a sharded checkpoint's index)",
         "PyTorch export (.pt2)": "not a zip archive",
+        "TorchScript": "not a zip archive",
         "PyTorch checkpoint": "neither a zip archive nor a legacy torch.save file",
         "ONNX": "a JSON file, not an ONNX protobuf",
     }

@@ -8,7 +8,7 @@ from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import lightnet, nnvm, onnx, safetensors, xoc
-from xocview.formats.pytorch import checkpoint, pt2
+from xocview.formats.pytorch import checkpoint, pt2, torchscript
 from xocview.formats.signatures import recognise
 from xocview.formats.source import Source
 from xocview.model import Finding, Graph, Node, Tensor, validate
@@ -23,7 +23,16 @@ __all__ = ["FORMATS", "check", "detect", "file_filter", "load", "load_source", "
 # load(source) -> Graph, and save(graph, path) where the format can be written. Adding a format
 # adds one row. A format that sets EXPANDS_DOTTED_KEYS = True promises metadata without dotted
 # keys, which spares a scan of every node's metadata after loading.
-FORMATS: tuple[ModuleType, ...] = (xoc, nnvm, lightnet, safetensors, pt2, checkpoint, onnx)
+FORMATS: tuple[ModuleType, ...] = (
+    xoc,
+    nnvm,
+    lightnet,
+    safetensors,
+    pt2,
+    torchscript,
+    checkpoint,
+    onnx,
+)
 
 
 def detect(source: Source) -> ModuleType:
