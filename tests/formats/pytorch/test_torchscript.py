@@ -334,3 +334,21 @@ def test_live_torch_traces_run_to_torch_outputs(tmp_path: Path) -> None:
     assert graph.metadata["torchscript"]["not_mapped"] == ["lstm"]
     with pytest.raises(RunError, match="lstm"):
         run(graph, {graph.tensors[graph.inputs[0]].id: np.zeros((2, 3, 8), np.float32)})
+
+
+def test_a_scripted_module_without_traced_inputs_runs_once_given_its_input(
+    tmp_path: Path,
+) -> None:
+    """No shapes in the archive: the input's rank is unknown, so Linear lowers to MatMul and
+    Add (Gemm needs a 2-D input), and the run takes the input the user gives."""
+    torch = pytest.importorskip("torch", reason="torch makes the archive of this test")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    path = tmp_path / "mlp.pt"
+    torch.jit.script(net.eval()).save(str(path))
+    graph = torchscript.load(Source(path))
+    assert not [n.id for n in graph.nodes if n.metadata.get("domain") == "aten"]
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    got = run(graph, {graph.tensors[graph.inputs[0]].id: x}).outputs
+    want = net(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-3, atol=1e-4)

@@ -101,10 +101,11 @@ def layer_norm(e: Emit) -> None:
 
 
 def linear(e: Emit) -> None:
-    """x @ W.T + b: one Gemm for 2-D input, else MatMul with the transposed weight."""
+    """x @ W.T + b: one Gemm for 2-D input, else MatMul with the transposed weight (also
+    for an input of unknown rank: a scripted TorchScript module without traced inputs)."""
     x, w = e.x("input"), e.x("weight")
     bias = e.x("bias") if e.has("bias") else None
-    if e.rank(x) == 2:
+    if not e.values.tensors[x].metadata.get("rank_unknown") and e.rank(x) == 2:
         e.emit("Gemm", [x, w] + ([bias] if bias is not None else []), {"transB": 1})
         return
     wt = e.op1("Transpose", [w], attrs={"perm": [1, 0]})
