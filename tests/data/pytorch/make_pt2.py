@@ -141,6 +141,24 @@ class Ops(nn.Module):
         return w, t, c, tri, g, h, sel, r.sum(dim=(2, 3)), F.gelu(y, approximate="tanh").std()
 
 
+class Decoder(nn.Module):
+    """Upsampling as decoders and feature pyramids write it: F.interpolate by scale and by
+    size, nearest, bilinear (with and without align_corners) and bicubic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 2, stride=2)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        f = torch.relu(self.conv(x))
+        a = F.interpolate(f, scale_factor=2, mode="nearest")
+        b = F.interpolate(f, size=(11, 7), mode="bilinear", align_corners=False)
+        c = F.interpolate(f, scale_factor=1.5, mode="bilinear", align_corners=True)
+        d = F.interpolate(f, size=(9, 9), mode="bicubic", align_corners=False)
+        return a + self.up(f), b, c, d
+
+
 def _rezip(path: Path) -> None:
     """Deflate the JSON members (torch stores everything), keep payloads stored."""
     src = zipfile.ZipFile(path)
@@ -176,6 +194,14 @@ def _eval(model: nn.Module) -> nn.Module:
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 2.0)
     return model.eval()
+
+
+def decoder() -> None:
+    torch.manual_seed(5)
+    inputs = {"x": torch.randn(1, 3, 6, 6)}
+    ep = torch.export.export(_eval(Decoder()), tuple(inputs.values()))
+    _save("decoder", ep, inputs)
+    _save("decoder_core", ep.run_decompositions(), inputs)
 
 
 def main() -> None:
@@ -217,4 +243,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    decoder() if sys.argv[1:] == ["decoder"] else (main(), decoder())

@@ -26,7 +26,18 @@ from xocview.formats.source import Source
 from xocview.model import Graph, validate
 
 DATA = Path(__file__).parents[2] / "data" / "pytorch"
-NAMES = ["cnn", "cnn_core", "bert", "gpt2", "gpt2_core", "dynamic", "ops", "ops_core"]
+NAMES = [
+    "cnn",
+    "cnn_core",
+    "bert",
+    "gpt2",
+    "gpt2_core",
+    "dynamic",
+    "ops",
+    "ops_core",
+    "decoder",
+    "decoder_core",
+]
 _PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
 
 

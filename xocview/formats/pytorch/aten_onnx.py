@@ -15,6 +15,7 @@ from xocview.formats.pytorch.lowering import elementwise as ew
 from xocview.formats.pytorch.lowering import nn
 from xocview.formats.pytorch.lowering import shapes as sh
 from xocview.formats.pytorch.lowering.emit import Emit
+from xocview.formats.pytorch.lowering.resize import upsample
 
 __all__ = ["ATEN_ONNX", "NO_OP", "lowering"]
 
@@ -209,6 +210,14 @@ ATEN_ONNX: dict[str, Lower] = {
     "_adaptive_avg_pool2d": nn.adaptive_avg_pool,
     "topk": nn.topk,
     "einsum": nn.einsum,
+    # F.interpolate
+    "upsample_nearest1d": upsample("nearest"),
+    "upsample_nearest2d": upsample("nearest"),
+    "upsample_nearest3d": upsample("nearest"),
+    "upsample_linear1d": upsample("linear"),
+    "upsample_bilinear2d": upsample("linear"),
+    "upsample_trilinear3d": upsample("linear"),
+    "upsample_bicubic2d": upsample("cubic"),
 }
 
 # Ops that only check or constrain values at trace time: no output, nothing to run.
