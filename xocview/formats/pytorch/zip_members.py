@@ -126,8 +126,10 @@ class ZipMembers:
         m = self._mapped()
         base, end = (0, len(m)) if self._span is None else self._span.bounds
         at = base + info.header_offset
-        if at + _LOCAL_HEADER.size > end:
-            raise FormatError(self.file, info.filename, "local header past the end of the file")
+        if info.header_offset < 0 or at + _LOCAL_HEADER.size > end:  # bytes cut before it
+            raise FormatError(
+                self.file, info.filename, "local header outside the file (damaged directory)"
+            )
         fields = _LOCAL_HEADER.unpack_from(m, at)
         if fields[0] != _LOCAL_MAGIC:
             raise FormatError(self.file, info.filename, "damaged local header", "PK\\x03\\x04")
