@@ -278,3 +278,13 @@ def test_a_torch_export_archive_s_first_view_fits(qapp, name: str) -> None:  # t
         assert {"/gpt2/transformer/h.0", "/gpt2/transformer/h.1"} <= shown  # blocks as boxes
         assert "/gpt2/transformer/wte" in shown  # an Embedding around one Gather: one box
         assert "/gpt2/transformer/wte" not in expanded
+
+
+@pytest.mark.parametrize("name", ["ts_gpt2_trace", "ts_bert_trace", "ts_cnn_script"])
+def test_a_torchscript_archive_s_first_view_fits(qapp, name: str) -> None:  # type: ignore[no-untyped-def]
+    """TorchScript's module calls are scopes too: the mask ops gather, the blocks show."""
+    graph = load(REPO / "tests" / "data" / "pytorch" / f"{name}.pt")
+    _, drawing = first_view_state(graph, Hierarchy(graph))
+    assert drawing is not None and fits(drawing) and boxes_of(drawing) >= MIN_BOXES
+    if name == "ts_gpt2_trace":
+        assert any(n.metadata.get("derived") == "cluster" for n in graph.nodes)

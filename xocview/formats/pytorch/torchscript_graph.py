@@ -133,7 +133,8 @@ class Builder:
             gid = f"{base}@{n - 1}"
         self.node_ids.add(gid)
         self.children[gid] = []
-        meta: dict[str, Any] = {"name": name, "module": path, "class": cls}
+        # "derived": the module calls of the code, as a .pt2's nn_module_stack (see pt2_modules)
+        meta: dict[str, Any] = {"name": name, "module": path, "class": cls, "derived": "scope"}
         if parent is not None:
             meta["parent_id"] = parent
             self.children[parent].append(gid)
@@ -209,7 +210,9 @@ class Builder:
             leaf.metadata = {**metadata, **leaf.metadata}
             self.add(leaf, parent)
             return
-        self.add(Node(nid, name, [], [], {}, {**metadata, "children_ids": []}), parent)
+        # one ATen op drawn as a group of the ONNX ops it runs as (see pt2_graph)
+        group_meta = {**metadata, "children_ids": [], "derived": "aten"}
+        self.add(Node(nid, name, [], [], {}, group_meta), parent)
         self.children[nid] = []
         for child in e.nodes:
             child.id = self.unique(child.id)
