@@ -159,6 +159,23 @@ class Decoder(nn.Module):
         return a + self.up(f), b, c, d
 
 
+class Rnn(nn.Module):
+    """Recurrent layers: a 2-layer batch-first LSTM, a bidirectional LSTM on its output
+    (sequence first) and a 2-layer bidirectional GRU; every output and final state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, num_layers=2, batch_first=True)
+        self.bi = nn.LSTM(6, 3, bidirectional=True)
+        self.gru = nn.GRU(6, 5, num_layers=2, batch_first=True, bidirectional=True)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y, (h, c) = self.lstm(x)
+        z, _ = self.bi(y.transpose(0, 1))
+        g, hg = self.gru(y)
+        return y, h, c, z, g, hg
+
+
 def _rezip(path: Path) -> None:
     """Deflate the JSON members (torch stores everything), keep payloads stored."""
     src = zipfile.ZipFile(path)
@@ -204,6 +221,12 @@ def decoder() -> None:
     _save("decoder_core", ep.run_decompositions(), inputs)
 
 
+def rnn() -> None:
+    torch.manual_seed(6)
+    inputs = {"x": torch.randn(2, 5, 4)}
+    _save("rnn", torch.export.export(_eval(Rnn()), tuple(inputs.values())), inputs)
+
+
 def main() -> None:
     torch.manual_seed(0)
     cnn = _eval(Cnn())
@@ -245,4 +268,10 @@ def main() -> None:
 if __name__ == "__main__":
     import sys
 
-    decoder() if sys.argv[1:] == ["decoder"] else (main(), decoder())
+    only = {"decoder": decoder, "rnn": rnn}
+    if sys.argv[1:] and sys.argv[1] in only:
+        only[sys.argv[1]]()
+    else:
+        main()
+        decoder()
+        rnn()

@@ -37,6 +37,7 @@ NAMES = [
     "ops_core",
     "decoder",
     "decoder_core",
+    "rnn",
 ]
 _PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
 

@@ -15,6 +15,7 @@ from xocview.formats.pytorch.lowering import elementwise as ew
 from xocview.formats.pytorch.lowering import nn
 from xocview.formats.pytorch.lowering import shapes as sh
 from xocview.formats.pytorch.lowering.emit import Emit
+from xocview.formats.pytorch.lowering.recurrent import rnn
 from xocview.formats.pytorch.lowering.resize import upsample
 
 __all__ = ["ATEN_ONNX", "NO_OP", "lowering"]
@@ -218,6 +219,9 @@ ATEN_ONNX: dict[str, Lower] = {
     "upsample_bilinear2d": upsample("linear"),
     "upsample_trilinear3d": upsample("linear"),
     "upsample_bicubic2d": upsample("cubic"),
+    # recurrent layers
+    "lstm": rnn("LSTM"),
+    "gru": rnn("GRU"),
 }
 
 # Ops that only check or constrain values at trace time: no output, nothing to run.

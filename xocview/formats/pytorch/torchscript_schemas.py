@@ -265,6 +265,8 @@ gelu(Tensor self, *, str approximate="none")
 gelu_(Tensor self, *, str approximate="none")
 group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
     float eps=1.0000000000000001e-05, bool cudnn_enabled=True)
+gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+    float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
 gt.Tensor(Tensor self, Tensor other)
 gt.Scalar(Tensor self, Scalar other)
 hardsigmoid(Tensor self)
@@ -284,6 +286,8 @@ leaky_relu(Tensor self, Scalar negative_slope=0.01)
 lift_fresh_copy(Tensor self)
 linear(Tensor input, Tensor weight, Tensor? bias=None)
 log(Tensor self)
+lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers,
+    float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)
 log1p(Tensor self)
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None)
 logical_and(Tensor self, Tensor other)
