@@ -1,0 +1,1 @@
+"""Keras model files (``.keras`` zips and legacy ``.h5``) read without TensorFlow or Keras."""

@@ -1,0 +1,111 @@
+"""Keras model files read without TensorFlow or Keras: the format contract.
+
+A Keras 3 ``.keras`` file is a zip of ``config.json`` (the model config), ``metadata.json``
+and ``model.weights.h5``. The weights member is opened with h5py in place: when it is stored
+uncompressed (as Keras writes it) h5py reads a file-like view of the archive's memory map, so
+only the weights used are read; a deflated member (another zip tool) is inflated to memory,
+up to ``INFLATE_LIMIT``. A legacy ``.h5`` file is one HDF5 file whose ``model_config``
+attribute holds the config and whose ``model_weights`` group the weights.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from typing import Any
+
+from xocview.errors import FormatError
+from xocview.formats.keras.archive import Archive, open_h5
+from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
+from xocview.formats.keras.weights import Weights
+from xocview.formats.source import Source
+from xocview.model import Graph
+
+__all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
+
+NAME = "Keras"
+EXTENSIONS = (".keras", ".h5", ".hdf5")
+
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+_CONFIG, _WEIGHTS = "config.json", "model.weights.h5"
+ONNX_OPSET = 20  # Gelu (20), LayerNormalization (17), ReduceMean with axes as input (18)
+
+
+def sniff(source: Source) -> str | None:
+    """None for a Keras file, else why not. A ``.keras`` zip without a readable directory is
+    taken, so that ``load`` says what is wrong with it."""
+    head = source.head
+    if head.startswith(HDF5_MAGIC):
+        try:
+            with open_h5(source.path, source.name) as h5:
+                if "model_config" in h5.attrs:
+                    return None
+        except FormatError:
+            return "an unreadable HDF5 file"
+        return "an HDF5 file without a model_config attribute (weights only, not a Keras model)"
+    if head[:4] != b"PK\x03\x04":
+        return "neither a zip archive nor an HDF5 file"
+    try:
+        with zipfile.ZipFile(source.path) as z:
+            names = set(z.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return None if source.path.suffix.lower() == ".keras" else "a damaged zip archive"
+    if _CONFIG in names and (_WEIGHTS in names or source.path.suffix.lower() == ".keras"):
+        return None
+    return "a zip archive without config.json and model.weights.h5 (not a .keras file)"
+
+
+def load(source: Source) -> Graph:
+    """The layer graph of the model, its weights read on first use."""
+    if source.head.startswith(HDF5_MAGIC):
+        h5 = open_h5(source.path, source.name)
+        raw = h5.attrs.get("model_config")
+        if raw is None:
+            raise FormatError(source.name, "model_config", "is missing", "a Keras model config")
+        doc = _json(raw, f"{source.name}: model_config")
+        return _graph(doc, f"{source.name}: model_config", Weights(h5, source.name, True), source)
+    archive = Archive(source.path, source.name)
+    doc = _json(archive.read(_CONFIG), f"{source.name}: {_CONFIG}")
+    if not archive.has(_WEIGHTS):
+        raise FormatError(source.name, _WEIGHTS, "is missing from the archive", "the weights")
+    weights = Weights(archive.h5(_WEIGHTS), f"{source.name}: {_WEIGHTS}", False)
+    return _graph(doc, f"{source.name}: {_CONFIG}", weights, source)
+
+
+def _json(raw: Any, file: str) -> Any:
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(str(raw))
+    except json.JSONDecodeError as e:
+        raise FormatError(
+            file, f"line {e.lineno} column {e.colno}", f"is not JSON ({e.msg})"
+        ) from e
+    except RecursionError as e:
+        raise FormatError(file, "", "nests too deeply", "a model config") from e
+
+
+def _graph(doc: Any, file: str, weights: Weights, source: Source) -> Graph:
+    b = Builder(file, weights)
+    if not isinstance(doc, dict) or doc.get("class_name") not in MODELS:
+        got = doc.get("class_name") if isinstance(doc, dict) else type(doc).__name__
+        raise b.error("class_name", f"is {got!r}", "Functional or Sequential")
+    outputs = b.model(
+        doc, "", Scope("", None, "", None, doc.get("class_name") == "Sequential"), None
+    )
+    title = source.path.stem or source.path.name
+    raw = doc.get("config")
+    cfg: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    keras: dict[str, Any] = {"class_name": doc["class_name"]}
+    if isinstance(cfg.get("name"), str):
+        keras["name"] = cfg["name"]
+    if b.not_mapped:
+        keras["not_mapped"] = sorted(b.not_mapped)
+    metadata = {"opset_import": [{"domain": "", "version": ONNX_OPSET}], "keras": keras}
+    graph = Graph(title, title, b.tensors, b.nodes, list(b.inputs), [], metadata)
+    for t in outputs:
+        if b.tensors[t].kind == "activation":
+            b.tensors[t].kind = "output"
+        graph.outputs.append(t)
+    graph.invalidate()
+    return graph

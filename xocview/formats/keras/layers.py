@@ -1,0 +1,345 @@
+"""The one table of Keras layers and the ONNX operators they run as (``KERAS_ONNX``).
+
+Keys are Keras class names. Each value lowers one layer call with ``call.Call`` and returns
+the tensor that is the layer's output: one ONNX op, or several that the reader groups under
+the layer (metadata ``derived: keras``). Keras keeps images channels-last (NHWC) and kernels
+as HWIO; ONNX convolutions and pools are channels-first, so they are written between explicit
+``Transpose`` ops, and kernels pass through a ``Transpose`` (and a ``Reshape`` for depthwise
+kernels) into ONNX's OIHW. A layer that is not here stays a node of domain ``keras``, which
+the executor refuses by name; its config is only ever read as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from xocview.formats.keras.call import Call, NotMapped
+
+__all__ = ["KERAS_ONNX", "WEIGHTLESS", "activate"]
+
+Lower = Callable[[Call], int]
+
+_SIMPLE = {
+    "relu": "Relu",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "elu": "Elu",
+    "selu": "Selu",
+    "softplus": "Softplus",
+    "softsign": "Softsign",
+    "exponential": "Exp",
+    "mish": "Mish",
+}
+
+
+def activate(c: Call, x: int, name: object) -> int:
+    """``x`` through the Keras activation called ``name`` (a string; ``linear`` is none)."""
+    if isinstance(name, dict):  # a serialized function object: its registered name
+        name = name.get("config", name.get("class_name"))
+    if name in (None, "linear"):
+        return x
+    if not isinstance(name, str):
+        raise NotMapped("the activation is not named")
+    if name in _SIMPLE:
+        return c.op(_SIMPLE[name], [x])
+    if name in ("swish", "silu"):
+        return c.op("Mul", [x, c.op("Sigmoid", [x])])
+    if name == "gelu":  # keras.activations.gelu: exact (erf) unless approximate=True
+        return c.op("Gelu", [x], {"approximate": "none"})
+    if name == "softmax":
+        return c.op("Softmax", [x], {"axis": -1})
+    if name == "relu6":
+        return _clip(c, x, 0.0, 6.0)
+    if name == "leaky_relu":
+        return c.op("LeakyRelu", [x], {"alpha": 0.2})
+    if name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
+        return c.op("HardSigmoid", [x], {"alpha": 1.0 / 6.0, "beta": 0.5})
+    raise NotMapped(f"activation {name!r} has no mapping")
+
+
+def _clip(c: Call, x: int, low: float, high: float | None) -> int:
+    ins = [x, c.const(low, c.dtype(x), "min")]
+    if high is not None:
+        ins.append(c.const(high, c.dtype(x), "max"))
+    return c.op("Clip", ins)
+
+
+def _dense(c: Call) -> int:
+    y = c.op("MatMul", [c.x, c.w(0)])
+    if c.cfg("use_bias", True):
+        y = c.op("Add", [y, c.w(1)])
+    return activate(c, y, c.cfg("activation", "linear"))
+
+
+def _channels_last(c: Call) -> bool:
+    fmt = c.cfg("data_format", "channels_last")
+    if fmt not in ("channels_last", "channels_first"):
+        raise NotMapped(f"data_format {fmt!r}")
+    return bool(fmt == "channels_last")
+
+
+def _to_first(c: Call, x: int, n: int) -> int:
+    """NHWC -> NCHW for ``n`` spatial axes (nothing when the layer is channels-first)."""
+    if not _channels_last(c):
+        return x
+    return c.op("Transpose", [x], {"perm": [0, n + 1, *range(1, n + 1)]})
+
+
+def _to_last(c: Call, y: int, n: int) -> int:
+    if not _channels_last(c):
+        return y
+    return c.op("Transpose", [y], {"perm": [0, *range(2, n + 2), 1]})
+
+
+def _tuple(c: Call, key: str, n: int, default: object = None) -> list[int]:
+    value = c.cfg(key, default)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value] * n
+    if not isinstance(value, list | tuple) or len(value) != n:
+        raise NotMapped(f"config value {key!r} is not {n} integers")
+    return [int(v) for v in value]
+
+
+def _pads(c: Call) -> str:
+    padding = str(c.cfg("padding", "valid")).lower()
+    if padding not in ("valid", "same"):
+        raise NotMapped(f"padding {padding!r}")
+    return "SAME_UPPER" if padding == "same" else "VALID"  # TF puts the odd pixel at the end
+
+
+def _conv(depthwise: bool) -> Lower:
+    def lower(c: Call) -> int:
+        kernel = c.weight_shape(0)
+        n = len(kernel) - 2
+        k = c.w(0)
+        if depthwise:  # (H, W, Cin, mult) -> (H, W, 1, Cin*mult); out channel = c*mult + m
+            groups = kernel[-2]
+            k = c.op("Reshape", [k, c.ints([*kernel[:n], 1, kernel[-2] * kernel[-1]], "shape")])
+        else:
+            groups = int(c.cfg("groups", 1))
+        k = c.op("Transpose", [k], {"perm": [n + 1, n, *range(n)]})
+        attrs = {
+            "kernel_shape": kernel[:n],
+            "strides": _tuple(c, "strides", n, 1),
+            "dilations": _tuple(c, "dilation_rate", n, 1),
+            "auto_pad": _pads(c),
+            "group": groups,
+        }
+        ins = [_to_first(c, c.x, n), k]
+        if c.cfg("use_bias", True):
+            ins.append(c.w(1))
+        y = _to_last(c, c.op("Conv", ins, attrs), n)
+        return activate(c, y, c.cfg("activation", "linear"))
+
+    return lower
+
+
+def _pool(op_type: str, n: int) -> Lower:
+    def lower(c: Call) -> int:
+        size = _tuple(c, "pool_size", n)
+        attrs = {
+            "kernel_shape": size,
+            "strides": _tuple(c, "strides", n, size),
+            "auto_pad": _pads(c),
+        }
+        return _to_last(c, c.op(op_type, [_to_first(c, c.x, n)], attrs), n)
+
+    return lower
+
+
+def _global_pool(op_type: str, n: int) -> Lower:
+    def lower(c: Call) -> int:
+        axes = list(range(1, n + 1)) if _channels_last(c) else list(range(2, n + 2))
+        keep = 1 if c.cfg("keepdims", False) else 0
+        return c.op(op_type, [c.x, c.ints(axes, "axes")], {"keepdims": keep})
+
+    return lower
+
+
+def _batch_norm(c: Call) -> int:
+    """(x - mean) * gamma / sqrt(var + eps) + beta on the config's axis, by broadcasting."""
+    k = 0
+    gamma = beta = None
+    if c.cfg("scale", True):
+        gamma, k = c.w(k), k + 1
+    if c.cfg("center", True):
+        beta, k = c.w(k), k + 1
+    mean, var = c.w(k), c.w(k + 1)
+    axis = c.cfg("axis", -1)
+    axis = axis[0] if isinstance(axis, list) and len(axis) == 1 else axis
+    x = c.x
+    if axis != -1:
+        if not isinstance(axis, int):
+            raise NotMapped(f"axis {axis!r}")
+        rank = c.rank(x)
+        tail = rank - 1 - (axis % rank)
+        if tail:  # the per-channel values as (C, 1, ..., 1) to broadcast on that axis
+            shape = c.ints([-1] + [1] * tail, "shape")
+            mean, var = (c.op("Reshape", [t, shape]) for t in (mean, var))
+            gamma = None if gamma is None else c.op("Reshape", [gamma, shape])
+            beta = None if beta is None else c.op("Reshape", [beta, shape])
+    eps = c.const(float(c.cfg("epsilon", 1e-3)), c.dtype(var), "epsilon")
+    inv = c.op("Reciprocal", [c.op("Sqrt", [c.op("Add", [var, eps])])])
+    if gamma is not None:
+        inv = c.op("Mul", [inv, gamma])
+    y = c.op("Mul", [c.op("Sub", [x, mean]), inv])
+    return y if beta is None else c.op("Add", [y, beta])
+
+
+def _layer_norm(c: Call) -> int:
+    if c.cfg("rms_scaling", False):
+        raise NotMapped("rms_scaling")
+    axis = c.cfg("axis", -1)
+    axes = axis if isinstance(axis, list) else [axis]
+    if axes != [-1]:
+        raise NotMapped(f"axis {axis!r} (only the last axis maps)")
+    scale = c.w(0) if c.cfg("scale", True) else None
+    bias = c.w(0 if scale is None else 1) if c.cfg("center", True) else None
+    if scale is None:
+        if bias is None:
+            raise NotMapped("neither scale nor center")
+        shape = list(c.tensors[bias].shape)
+        scale = c.const(np.ones(shape), c.dtype(bias), "ones")
+    ins = [c.x, scale] + ([bias] if bias is not None else [])
+    return c.op("LayerNormalization", ins, {"axis": -1, "epsilon": float(c.cfg("epsilon", 1e-3))})
+
+
+def _relu(c: Call) -> int:
+    slope = float(c.cfg("negative_slope", 0.0))
+    if float(c.cfg("threshold", 0.0)) != 0.0:
+        raise NotMapped("a ReLU threshold")
+    high = c.cfg("max_value", None)
+    if slope:
+        if high is not None:
+            raise NotMapped("a leaky ReLU with max_value")
+        return c.op("LeakyRelu", [c.x], {"alpha": slope})
+    if high is None:
+        return c.op("Relu", [c.x])
+    return _clip(c, c.x, 0.0, float(high))
+
+
+def _softmax(c: Call) -> int:
+    axis = c.cfg("axis", -1)
+    if isinstance(axis, list):
+        if len(axis) != 1:
+            raise NotMapped(f"softmax over axes {axis}")
+        axis = axis[0]
+    return c.op("Softmax", [c.x], {"axis": int(axis)})
+
+
+def _flatten(c: Call) -> int:
+    if not _channels_last(c):
+        raise NotMapped("channels_first Flatten")
+    return c.op("Flatten", [c.x], {"axis": 1})
+
+
+def _reshape(c: Call) -> int:
+    target = c.cfg("target_shape")
+    if not isinstance(target, list) or not all(isinstance(v, int) for v in target):
+        raise NotMapped("target_shape is not a list of integers")
+    return c.op("Reshape", [c.x, c.ints([0, *target], "shape")])  # 0 keeps the batch
+
+
+def _permute(c: Call) -> int:
+    return c.op("Transpose", [c.x], {"perm": [0, *(int(d) for d in c.cfg("dims"))]})
+
+
+def _merge(op_type: str) -> Lower:
+    def lower(c: Call) -> int:
+        xs = c.xs
+        if len(xs) < 2:
+            raise NotMapped(f"merges {len(xs)} inputs")
+        y = xs[0]
+        for other in xs[1:]:
+            y = c.op(op_type, [y, other])
+        return y
+
+    return lower
+
+
+def _average(c: Call) -> int:
+    return c.op("Mean", c.xs)
+
+
+def _concat(c: Call) -> int:
+    return c.op("Concat", c.xs, {"axis": int(c.cfg("axis", -1))})
+
+
+def _embedding(c: Call) -> int:
+    table = c.w(0)
+    return c.op("Gather", [table, c.x], {"axis": 0}, dtype=c.dtype(table))
+
+
+def _identity(c: Call) -> int:
+    return c.op("Identity", [c.x])
+
+
+def _activation(c: Call) -> int:
+    y = activate(c, c.x, c.cfg("activation"))
+    return y if y != c.x else _identity(c)
+
+
+def _rescaling(c: Call) -> int:
+    scale, offset = c.cfg("scale", 1.0), c.cfg("offset", 0.0)
+    if not all(isinstance(v, int | float) for v in (scale, offset)):
+        raise NotMapped("per-channel scale or offset")
+    y = c.op("Mul", [c.x, c.const(float(scale), c.dtype(c.x), "scale")])
+    return c.op("Add", [y, c.const(float(offset), c.dtype(c.x), "offset")])
+
+
+_POOLS = {
+    f"{kind}Pooling{n}D": _pool(op, n)
+    for kind, op in (("Max", "MaxPool"), ("Average", "AveragePool"))
+    for n in (1, 2, 3)
+}
+_GLOBAL = {
+    f"Global{kind}Pooling{n}D": _global_pool(op, n)
+    for kind, op in (("Max", "ReduceMax"), ("Average", "ReduceMean"))
+    for n in (1, 2, 3)
+}
+_IDENTITY = ("Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise", "GaussianDropout")
+
+KERAS_ONNX: dict[str, Lower] = {
+    "Dense": _dense,
+    **{f"Conv{n}D": _conv(False) for n in (1, 2, 3)},
+    "DepthwiseConv1D": _conv(True),
+    "DepthwiseConv2D": _conv(True),
+    **_POOLS,
+    **_GLOBAL,
+    "BatchNormalization": _batch_norm,
+    "LayerNormalization": _layer_norm,
+    "Activation": _activation,
+    "ReLU": _relu,
+    "Softmax": _softmax,
+    "LeakyReLU": lambda c: c.op("LeakyRelu", [c.x], {"alpha": float(c.cfg("negative_slope", 0.3))}),
+    "ELU": lambda c: c.op("Elu", [c.x], {"alpha": float(c.cfg("alpha", 1.0))}),
+    "Flatten": _flatten,
+    "Reshape": _reshape,
+    "Permute": _permute,
+    **{name: _identity for name in _IDENTITY},
+    "Add": _merge("Add"),
+    "Subtract": _merge("Sub"),
+    "Multiply": _merge("Mul"),
+    "Maximum": _merge("Max"),
+    "Minimum": _merge("Min"),
+    "Average": _average,
+    "Concatenate": _concat,
+    "Embedding": _embedding,
+    "Rescaling": _rescaling,
+}
+
+# Layers that hold no weights of their own, whatever their config (the others take theirs
+# in the order Keras lists them: kernel then bias; gamma, beta, moving mean and variance).
+WEIGHTLESS = frozenset(KERAS_ONNX) - {
+    "Dense",
+    "Conv1D",
+    "Conv2D",
+    "Conv3D",
+    "DepthwiseConv1D",
+    "DepthwiseConv2D",
+    "BatchNormalization",
+    "LayerNormalization",
+    "Embedding",
+}
