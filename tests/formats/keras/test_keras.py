@@ -23,8 +23,10 @@ from xocview.formats.source import Source
 from xocview.model import Graph, validate
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "keras"
-NAMES = ("cnn", "mlp", "text")
-FILES = [f"{n}.{ext}" for n in NAMES for ext in ("keras", "h5")]
+NAMES = ("cnn", "mlp", "text", "pair")
+# .keras and .h5 by Keras 3; _tf2.h5 by tf.keras 2 (the tf_keras package): its older config
+# (inbound_nodes as lists, batch_input_shape) and weight names (kernel:0)
+FILES = [f"{n}{ext}" for n in NAMES for ext in (".keras", ".h5", "_tf2.h5")]
 _PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
 
 
@@ -50,6 +52,8 @@ def _layers(doc: dict, prefix: str = "") -> dict[str, str]:
         if cls == "InputLayer":
             continue
         found[prefix + name] = cls
+        for n in range(1, len(entry.get("inbound_nodes", []))):  # a shared layer's calls
+            found[f"{prefix}{name}@{n}"] = cls
         if cls in ("Functional", "Sequential"):
             found.update(_layers(entry, f"{prefix}{name}/"))
     return found
@@ -131,11 +135,18 @@ def test_multi_op_layers_are_keras_groups_with_their_config() -> None:
 @pytest.mark.parametrize("name", FILES)
 def test_executor_outputs_equal_keras(name: str) -> None:
     stem = name.partition(".")[0]
+    tag = "_tf2" if stem.endswith("_tf2") else ""
+    model = stem.removesuffix("_tf2")
     expected = np.load(DATA / "keras_outputs.npz")
     graph = _load(DATA / name)
-    feeds = {graph.tensors[graph.inputs[0]].id: expected[f"{stem}_input"]}
-    got = run(graph, feeds).outputs[graph.tensors[graph.outputs[0]].id]
-    np.testing.assert_allclose(got, expected[f"{stem}_output"], rtol=1e-3, atol=1e-4)
+    feeds = {
+        graph.tensors[t].id: expected[f"{model}{tag}_input_{k}"] for k, t in enumerate(graph.inputs)
+    }
+    got = run(graph, feeds).outputs
+    assert len(graph.outputs) == len([k for k in expected if k.startswith(f"{model}{tag}_output_")])
+    for k, t in enumerate(graph.outputs):
+        want = expected[f"{model}{tag}_output_{k}"]
+        np.testing.assert_allclose(got[graph.tensors[t].id], want, rtol=1e-3, atol=1e-4)
 
 
 def test_sniff_refuses_other_files(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ class Builder:
         self.inputs: list[int] = []
         self.node_ids: set[str] = set()
         self.not_mapped: set[str] = set()
+        self.shared: dict[LayerKey, list[int]] = {}
 
     def error(self, place: str, problem: str, expected: str = "") -> FormatError:
         return FormatError(self.file, place, problem, expected)
@@ -124,7 +125,7 @@ class Builder:
         self._shapes(call, made)
         outs = self.call(entry, where, ctx, [made[r] for r in refs], n, kwargs, keys[k])
         for j, t in enumerate(outs):
-            made[(_name(entry), n, j)] = t
+            made[(_name(entry), n + _first_call(entry, call), j)] = t
         return True
 
     def _shapes(self, call: Any, made: dict[Ref, int]) -> None:
@@ -213,10 +214,13 @@ class Builder:
             ]
             return outs
         meta["config"] = cfg
-        weights = []
-        for t in self.weights.tensors(key, nid):
-            self.tensors.append(t)
-            weights.append(len(self.tensors) - 1)
+        weights = self.shared.get(key)
+        if weights is None:  # a layer called again (shared) reads the same weight tensors
+            weights = []
+            for t in self.weights.tensors(key, nid):
+                self.tensors.append(t)
+                weights.append(len(self.tensors) - 1)
+            self.shared[key] = weights
         return [self._layer(nid, cls, meta, ins, weights)]
 
     def _layer(self, nid: str, cls: str, meta: dict, ins: list[int], weights: list[int]) -> int:
@@ -304,6 +308,16 @@ def _name(entry: dict) -> str:
         cfg = entry.get("config")
         name = cfg.get("name") if isinstance(cfg, dict) else None
     return name if isinstance(name, str) else str(entry.get("class_name", "layer"))
+
+
+def _first_call(entry: dict, call: Any) -> int:
+    """The number tf.keras 2 gives a nested model's first listed call: 1, as its node 0 is the
+    model's own making from its Input (Keras 3 and plain layers count from 0)."""
+    if not isinstance(call, list) or entry.get("class_name") not in MODELS:
+        return 0
+    layers = (entry.get("config") or {}).get("layers")
+    first = layers[0] if isinstance(layers, list) and layers else None
+    return 1 if isinstance(first, dict) and first.get("class_name") == "InputLayer" else 0
 
 
 def _calls(b: Builder, entry: dict, place: str) -> list:

@@ -173,10 +173,8 @@ def _batch_norm(c: Call) -> int:
     if axis != -1:
         if not isinstance(axis, int):
             raise NotMapped(f"axis {axis!r}")
-        rank = c.rank(x)
-        tail = rank - 1 - (axis % rank)
-        if tail:  # the per-channel values as (C, 1, ..., 1) to broadcast on that axis
-            shape = c.ints([-1] + [1] * tail, "shape")
+        shape = _channel_shape(c, x, axis)
+        if shape is not None:  # the per-channel values as (C, 1, ..., 1) on that axis
             mean, var = (c.op("Reshape", [t, shape]) for t in (mean, var))
             gamma = None if gamma is None else c.op("Reshape", [gamma, shape])
             beta = None if beta is None else c.op("Reshape", [beta, shape])
@@ -188,13 +186,46 @@ def _batch_norm(c: Call) -> int:
     return y if beta is None else c.op("Add", [y, beta])
 
 
+def _channel_shape(c: Call, x: int, axis: int) -> int | None:
+    """The shape ``(-1, 1, ..., 1)`` that puts per-channel values on ``axis`` of ``x``; None
+    when it is the last axis. tf.keras 2 names the axis from the front (``[3]``) and records
+    no shapes: the ones are then counted from ``x``'s rank when it runs."""
+    tensor = c.tensors[x]
+    if not tensor.metadata.get("rank_unknown"):
+        rank = len(tensor.shape)
+        tail = rank - 1 - (axis % rank)
+        return c.ints([-1] + [1] * tail, "shape") if tail else None
+    if axis < 0:
+        return c.ints([-1] + [1] * (-1 - axis), "shape") if axis != -1 else None
+    rank = c.op("Size", [c.op("Shape", [x], dtype="int64")], dtype="int64")
+    tail = c.op("Sub", [c.op("Reshape", [rank, c.ints([1], "one")]), c.ints([axis + 1], "n")])
+    ones = c.op("Slice", [c.ints([1] * 8, "ones"), c.ints([0], "zero"), tail])
+    return c.op("Concat", [c.ints([-1], "channels"), ones], {"axis": 0})
+
+
+def _trailing_axis(c: Call, axis: object) -> int:
+    """ONNX LayerNormalization's ``axis`` for Keras's normalized ``axis`` list, which must be
+    the trailing axes. tf.keras 2 counts from the front ([2]) and records no shapes: one axis
+    from the front on an input of unknown rank is taken as the last, and a mismatch of the
+    scale's shape then stops the run."""
+    axes = axis if isinstance(axis, list) else [axis]
+    if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+        raise NotMapped(f"axis {axis!r}")
+    tensor = c.tensors[c.x]
+    if not tensor.metadata.get("rank_unknown"):
+        rank = len(tensor.shape)
+        axes = sorted(a % rank - rank for a in axes)
+    elif len(axes) == 1 and axes[0] >= 0:
+        return int(axes[0])
+    if axes != list(range(-len(axes), 0)):
+        raise NotMapped(f"axis {axis!r} (only the trailing axes map)")
+    return -len(axes)
+
+
 def _layer_norm(c: Call) -> int:
     if c.cfg("rms_scaling", False):
         raise NotMapped("rms_scaling")
-    axis = c.cfg("axis", -1)
-    axes = axis if isinstance(axis, list) else [axis]
-    if axes != [-1]:
-        raise NotMapped(f"axis {axis!r} (only the last axis maps)")
+    axis = _trailing_axis(c, c.cfg("axis", -1))
     scale = c.w(0) if c.cfg("scale", True) else None
     bias = c.w(0 if scale is None else 1) if c.cfg("center", True) else None
     if scale is None:
@@ -203,7 +234,7 @@ def _layer_norm(c: Call) -> int:
         shape = list(c.tensors[bias].shape)
         scale = c.const(np.ones(shape), c.dtype(bias), "ones")
     ins = [c.x, scale] + ([bias] if bias is not None else [])
-    return c.op("LayerNormalization", ins, {"axis": -1, "epsilon": float(c.cfg("epsilon", 1e-3))})
+    return c.op("LayerNormalization", ins, {"axis": axis, "epsilon": float(c.cfg("epsilon", 1e-3))})
 
 
 def _relu(c: Call) -> int:
@@ -218,6 +249,11 @@ def _relu(c: Call) -> int:
     if high is None:
         return c.op("Relu", [c.x])
     return _clip(c, c.x, 0.0, float(high))
+
+
+def _leaky_relu(c: Call) -> int:
+    slope = c.cfg("negative_slope", c.cfg("alpha", 0.3))  # tf.keras 2 called it alpha
+    return c.op("LeakyRelu", [c.x], {"alpha": float(slope)})
 
 
 def _softmax(c: Call) -> int:
@@ -313,7 +349,7 @@ KERAS_ONNX: dict[str, Lower] = {
     "Activation": _activation,
     "ReLU": _relu,
     "Softmax": _softmax,
-    "LeakyReLU": lambda c: c.op("LeakyRelu", [c.x], {"alpha": float(c.cfg("negative_slope", 0.3))}),
+    "LeakyReLU": _leaky_relu,
     "ELU": lambda c: c.op("Elu", [c.x], {"alpha": float(c.cfg("alpha", 1.0))}),
     "Flatten": _flatten,
     "Reshape": _reshape,
