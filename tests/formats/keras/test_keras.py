@@ -216,3 +216,19 @@ def test_a_lambda_layer_loads_but_is_refused_at_run(tmp_path: Path) -> None:
         run(graph, {"input_layer": np.zeros((1, 2, 5), np.float32)})
     message = str(err.value)
     assert "'act'" in message and "Lambda" in message and not _PY_NAMES.search(message)
+
+
+@pytest.mark.parametrize("name", ["cnn.keras", "text.h5"])
+def test_cut_files_are_located_errors(tmp_path: Path, name: str) -> None:
+    """Files cut short anywhere (the HDF5 library's own errors included) fail as FormatErrors
+    naming the file, on opening or when a weight is first read."""
+    data = (DATA / name).read_bytes()
+    for k, cut in enumerate(np.random.default_rng(0).integers(100, len(data), 12)):
+        path = tmp_path / f"cut{k}{Path(name).suffix}"
+        path.write_bytes(data[:cut])
+        with pytest.raises(FormatError) as err:
+            graph = _load(path)
+            for t in graph.tensors:
+                if t.kind == "weight":
+                    assert t.data is not None
+        assert str(path) in str(err.value) and not _PY_NAMES.search(str(err.value))

@@ -31,7 +31,7 @@ def open_h5(path: Path | Any, name: str) -> Any:
     cannot read it."""
     try:
         return h5py.File(path, "r")
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, RuntimeError, ValueError, KeyError) as e:
         raise FormatError(name, "", f"is not a readable HDF5 file ({e})", "an HDF5 file") from e
 
 

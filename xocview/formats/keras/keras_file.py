@@ -17,7 +17,7 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.keras.archive import Archive, open_h5
 from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
-from xocview.formats.keras.weights import Weights
+from xocview.formats.keras.weights import H5_ERRORS, Weights
 from xocview.formats.source import Source
 from xocview.model import Graph
 
@@ -40,8 +40,8 @@ def sniff(source: Source) -> str | None:
             with open_h5(source.path, source.name) as h5:
                 if "model_config" in h5.attrs:
                     return None
-        except FormatError:
-            return "an unreadable HDF5 file"
+        except (FormatError, *H5_ERRORS):
+            return None if source.path.suffix.lower() in (".h5", ".hdf5") else "a damaged HDF5 file"
         return "an HDF5 file without a model_config attribute (weights only, not a Keras model)"
     if head[:4] != b"PK\x03\x04":
         return "neither a zip archive nor an HDF5 file"
@@ -59,7 +59,10 @@ def load(source: Source) -> Graph:
     """The layer graph of the model, its weights read on first use."""
     if source.head.startswith(HDF5_MAGIC):
         h5 = open_h5(source.path, source.name)
-        raw = h5.attrs.get("model_config")
+        try:
+            raw = h5.attrs.get("model_config")
+        except H5_ERRORS as e:
+            raise FormatError(source.name, "model_config", f"cannot be read ({e})") from e
         if raw is None:
             raise FormatError(source.name, "model_config", "is missing", "a Keras model config")
         doc = _json(raw, f"{source.name}: model_config")

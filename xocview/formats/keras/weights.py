@@ -21,9 +21,11 @@ from xocview.errors import FormatError
 from xocview.model import Tensor
 from xocview.model.dtypes import DTYPES
 
-__all__ = ["LayerKey", "Weights", "snake_case"]
+__all__ = ["H5_ERRORS", "LayerKey", "Weights", "snake_case"]
 
 _NP_NAMES = {"float64": "double"}
+# What h5py raises for a damaged file (its HDF5 library's errors as Python exceptions).
+H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, AttributeError)
 
 
 def snake_case(name: str) -> str:
@@ -53,8 +55,12 @@ class Weights:
         """The layer's weights in Keras's order, as lazy weight tensors."""
         if self.h5 is None:
             return []
-        found = self._legacy(key) if self.legacy else self._keras3(key)
-        return [self._tensor(f"{node_id}/{label}", ds, place) for label, ds, place in found]
+        try:
+            found = self._legacy(key) if self.legacy else self._keras3(key)
+            return [self._tensor(f"{node_id}/{label}", ds, place) for label, ds, place in found]
+        except H5_ERRORS as e:  # a damaged file: h5py reports what its HDF5 library found
+            place = f"model_weights/{key.top}" if self.legacy else key.h5
+            raise FormatError(self.file, place, f"cannot be read ({e})") from e
 
     def _keras3(self, key: LayerKey) -> list[tuple[str, Any, str]]:
         group = self.h5.get(f"{key.h5}/vars")
@@ -91,7 +97,7 @@ class Weights:
         def read() -> np.ndarray:
             try:
                 return np.asarray(ds[()])
-            except (OSError, ValueError, KeyError) as e:
+            except H5_ERRORS as e:
                 raise FormatError(file, place, f"cannot be read ({e})") from e
 
         return Tensor(tid, "weight", shape, dtype, {"h5": place}, read)
