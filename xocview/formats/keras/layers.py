@@ -208,9 +208,10 @@ def _trailing_axis(c: Call, axis: object) -> int:
     the trailing axes. tf.keras 2 counts from the front ([2]) and records no shapes: one axis
     from the front on an input of unknown rank is taken as the last, and a mismatch of the
     scale's shape then stops the run."""
-    axes = axis if isinstance(axis, list) else [axis]
-    if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+    given = axis if isinstance(axis, list) else [axis]
+    if not given or not all(isinstance(a, int) and not isinstance(a, bool) for a in given):
         raise NotMapped(f"axis {axis!r}")
+    axes = [int(a) for a in given]
     tensor = c.tensors[c.x]
     if not tensor.metadata.get("rank_unknown"):
         rank = len(tensor.shape)
