@@ -73,6 +73,33 @@ def shapes(x: tf.Tensor) -> tf.Tensor:
     return tf.concat([e, h, tf.math.tanh(h)], axis=1)
 
 
+@tf.function(input_signature=[tf.TensorSpec((1, 6, 6, 4), tf.float32)])
+def more(x: tf.Tensor) -> list[tf.Tensor]:
+    """SPLIT, PACK, UNPACK, TILE, RESIZE_*, TRANSPOSE_CONV, ARG_MAX, GELU, L2_NORMALIZATION,
+    SELECT_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE, LEAKY_RELU, CUMSUM, SHAPE, TOPK_V2, ..."""
+    a, b = tf.split(x, 2, axis=3)
+    s = tf.stack([a, b], axis=1)  # (1, 2, 6, 6, 2)
+    u0, u1 = tf.unstack(s, axis=1)
+    t = tf.tile(u0 - u1, [1, 1, 2, 1])  # (1, 6, 12, 2)
+    bil = tf.compat.v1.image.resize_bilinear(x, (9, 11), half_pixel_centers=True)
+    near = tf.compat.v1.image.resize_nearest_neighbor(x, (12, 12))
+    w = tf.constant(np.random.default_rng(5).standard_normal((3, 3, 5, 4)), tf.float32)
+    dc = tf.nn.conv2d_transpose(x, w, (1, 12, 12, 5), 2, padding="SAME")
+    sd = tf.nn.space_to_depth(x, 2)
+    ds = tf.nn.depth_to_space(sd, 2)
+    g = tf.nn.gelu(x, approximate=False)
+    la = tf.nn.leaky_relu(x, 0.1)
+    l2 = tf.math.l2_normalize(x, axis=-1)
+    sel = tf.where(x > 0.0, x, x * x)
+    cs = tf.math.cumsum(x, axis=2)
+    am = tf.cast(tf.argmax(x, axis=3), tf.float32)
+    top, _ = tf.math.top_k(tf.reshape(x, (1, 144)), k=5)
+    sq = tf.reduce_sum(tf.square(x - 0.5), axis=[1, 2])
+    fd = tf.math.floordiv(x, 0.3)
+    sh = tf.cast(tf.shape(tf.reshape(x, (-1, 8))), tf.float32)
+    return [t, bil, near, dc, ds, g + la + l2 + sel + cs + fd, am, top, sq, sh]
+
+
 @tf.function(input_signature=[tf.TensorSpec((4,), tf.float32), tf.TensorSpec((), tf.int32)])
 def loop(x: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
     """A WHILE whose condition and body are subgraphs 1 and 2."""
@@ -123,6 +150,8 @@ def main() -> None:
     }
     conv = tf.lite.TFLiteConverter.from_concrete_functions([shapes.get_concrete_function()], shapes)
     blobs["shapes"] = conv.convert()
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([more.get_concrete_function()], more)
+    blobs["more"] = conv.convert()
     conv = tf.lite.TFLiteConverter.from_concrete_functions([loop.get_concrete_function()], loop)
     blobs["loop"] = conv.convert()
     for name, blob in blobs.items():

@@ -22,8 +22,8 @@ from xocview.formats.tflite import load, sniff
 from xocview.model import Graph, validate
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tflite"
-NAMES = ["cnn", "mlp", "block", "shapes", "cnn_int8", "loop"]
-FLOAT = ["cnn", "mlp", "block", "shapes"]
+NAMES = ["cnn", "mlp", "block", "shapes", "more", "cnn_int8", "loop"]
+FLOAT = ["cnn", "mlp", "block", "shapes", "more"]
 
 
 @pytest.fixture(scope="module")

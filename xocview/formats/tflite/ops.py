@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xocview.formats.tflite.lower import Lower, NotMapped
+from xocview.formats.tflite.more_ops import MORE
 
 __all__ = ["TFLITE_ONNX", "mapping", "quant_params"]
 
@@ -366,6 +367,7 @@ TFLITE_ONNX: dict[str, Map] = {
     "CAST": cast,
     "QUANTIZE": quantize,
     "DEQUANTIZE": dequantize,
+    **MORE,
 }
 
 
