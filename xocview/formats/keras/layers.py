@@ -211,7 +211,7 @@ def _trailing_axis(c: Call, axis: object) -> int:
     given = axis if isinstance(axis, list) else [axis]
     if not given or not all(isinstance(a, int) and not isinstance(a, bool) for a in given):
         raise NotMapped(f"axis {axis!r}")
-    axes = [int(a) for a in given]
+    axes = [a for a in given if isinstance(a, int)]
     tensor = c.tensors[c.x]
     if not tensor.metadata.get("rank_unknown"):
         rank = len(tensor.shape)
