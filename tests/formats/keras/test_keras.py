@@ -232,3 +232,16 @@ def test_cut_files_are_located_errors(tmp_path: Path, name: str) -> None:
                 if t.kind == "weight":
                     assert t.data is not None
         assert str(path) in str(err.value) and not _PY_NAMES.search(str(err.value))
+
+
+def test_a_deflated_weights_member_is_inflated_and_runs(tmp_path: Path) -> None:
+    """Keras stores its members; another zip tool may deflate them: read into memory then."""
+    path = tmp_path / "deflated.keras"
+    with zipfile.ZipFile(DATA / "cnn.keras") as z, zipfile.ZipFile(path, "w") as out:
+        for info in z.infolist():
+            out.writestr(info.filename, z.read(info), zipfile.ZIP_DEFLATED)
+    expected = np.load(DATA / "keras_outputs.npz")
+    graph = _load(path)
+    feeds = {graph.tensors[graph.inputs[0]].id: expected["cnn_input_0"]}
+    got = run(graph, feeds).outputs[graph.tensors[graph.outputs[0]].id]
+    np.testing.assert_allclose(got, expected["cnn_output_0"], rtol=1e-3, atol=1e-4)
