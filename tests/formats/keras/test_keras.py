@@ -245,3 +245,19 @@ def test_a_deflated_weights_member_is_inflated_and_runs(tmp_path: Path) -> None:
     feeds = {graph.tensors[graph.inputs[0]].id: expected["cnn_input_0"]}
     got = run(graph, feeds).outputs[graph.tensors[graph.outputs[0]].id]
     np.testing.assert_allclose(got, expected["cnn_output_0"], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("model", NAMES)
+def test_all_three_savings_give_the_same_ops_and_shapes(model: str) -> None:
+    """tf.keras 2 records no shapes: inferred ones (and a second build where a lowering needed
+    a rank, BatchNormalization's axis [3]) give the ops and shapes of the Keras 3 files."""
+    graphs = [_load(DATA / f"{model}{ext}") for ext in (".keras", ".h5", "_tf2.h5")]
+    ops = [[(n.id, n.op_type) for n in g.nodes] for g in graphs]
+    assert ops[0] == ops[1] == ops[2]
+    shapes = [
+        {t.id: t.shape for t in g.tensors if t.kind in ("activation", "output")} for g in graphs
+    ]
+    assert shapes[0] == shapes[1] == shapes[2]
+    inputs = [[g.tensors[t].shape for t in g.inputs] for g in graphs]  # tf.keras 2: input_1
+    assert inputs[0] == inputs[1] == inputs[2]
+    assert not any(t.metadata.get("rank_unknown") for t in graphs[2].tensors)

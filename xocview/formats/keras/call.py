@@ -43,6 +43,7 @@ class Call:
         self.inputs, self.weights = inputs, weights
         self.nodes: list[Node] = []
         self.made: set[int] = set()
+        self.by_rank = False  # wrote ops that work out a rank when run (see Builder.hints)
         self._ids: set[str] = set()
 
     # -- reading the layer --------------------------------------------------------------------

@@ -20,6 +20,7 @@ from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
 from xocview.formats.keras.weights import H5_ERRORS, Weights
 from xocview.formats.source import Source
 from xocview.model import Graph
+from xocview.model.edits.reinfer import reinfer
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
@@ -89,10 +90,22 @@ def _json(raw: Any, file: str) -> Any:
 
 
 def _graph(doc: Any, file: str, weights: Weights, source: Source) -> Graph:
-    b = Builder(file, weights)
+    """The graph; built twice when a lowering had to work out a rank at run time (tf.keras 2
+    records no shapes), the second time with the shapes inferred on the first."""
     if not isinstance(doc, dict) or doc.get("class_name") not in MODELS:
         got = doc.get("class_name") if isinstance(doc, dict) else type(doc).__name__
-        raise b.error("class_name", f"is {got!r}", "Functional or Sequential")
+        raise FormatError(file, "class_name", f"is {got!r}", "Functional or Sequential")
+    graph, by_rank = _build(doc, file, weights, source, {})
+    if by_rank:
+        hints = {t.id: t.shape for t in graph.tensors if not t.metadata.get("rank_unknown")}
+        graph, _ = _build(doc, file, weights, source, hints)
+    return graph
+
+
+def _build(
+    doc: dict, file: str, weights: Weights, source: Source, hints: dict[str, list[int]]
+) -> tuple[Graph, bool]:
+    b = Builder(file, weights, hints)
     outputs = b.model(
         doc, "", Scope("", None, "", None, doc.get("class_name") == "Sequential"), None
     )
@@ -111,4 +124,28 @@ def _graph(doc: Any, file: str, weights: Weights, source: Source) -> Graph:
             b.tensors[t].kind = "output"
         graph.outputs.append(t)
     graph.invalidate()
-    return graph
+    _type_intermediates(graph)
+    return graph, b.by_rank
+
+
+def _type_intermediates(graph: Graph) -> None:
+    """Shapes of the tensors Keras does not record (between the ONNX ops of one layer, the
+    last layer's output, all of them in tf.keras 2 files) by ONNX inference; the shapes Keras
+    records are kept as they are."""
+    tensors = graph.tensors
+    unknown = [
+        i
+        for i, n in enumerate(graph.nodes)
+        if any(tensors[t].metadata.get("rank_unknown") for t in n.outputs)
+    ]
+    if not unknown:
+        return
+    declared = {
+        k: (t.shape, t.dtype, t.metadata)
+        for k, t in enumerate(tensors)
+        if not t.metadata.get("rank_unknown")
+    }
+    reinfer(graph, nodes=unknown)
+    for k, (shape, dtype, metadata) in declared.items():
+        t = tensors[k]
+        t.shape, t.dtype, t.metadata = shape, dtype, metadata

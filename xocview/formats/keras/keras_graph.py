@@ -29,8 +29,12 @@ Ref = tuple[str, int, int]  # (layer, call, output)
 class Builder:
     """Nodes and tensors of one model, built layer call by layer call."""
 
-    def __init__(self, file: str, weights: Weights) -> None:
+    def __init__(self, file: str, weights: Weights, hints: dict[str, list[int]]) -> None:
         self.file, self.weights = file, weights
+        # Layer output shapes inferred from a first build: given to a second build of a
+        # tf.keras 2 file (which records no shapes) whose lowerings needed a rank.
+        self.hints = hints
+        self.by_rank = False
         self.tensors: list[Tensor] = []
         self.nodes: list[Node] = []
         self.inputs: list[int] = []
@@ -224,6 +228,11 @@ class Builder:
         return [self._layer(nid, cls, meta, ins, weights)]
 
     def _layer(self, nid: str, cls: str, meta: dict, ins: list[int], weights: list[int]) -> int:
+        for t in ins:
+            tensor = self.tensors[t]
+            if tensor.metadata.get("rank_unknown") and tensor.id in self.hints:
+                tensor.shape = list(self.hints[tensor.id])
+                del tensor.metadata["rank_unknown"]
         lower = KERAS_ONNX.get(cls)
         mark = len(self.tensors)
         if lower is not None:
@@ -247,6 +256,7 @@ class Builder:
     def _place(self, nid: str, cls: str, meta: dict, c: Call, y: int) -> None:
         out = self.tensors[y]
         out.id = nid
+        self.by_rank = self.by_rank or c.by_rank
         if len(c.nodes) == 1:
             leaf = c.nodes[0]
             leaf.id, leaf.metadata = nid, {**meta, **leaf.metadata}

@@ -197,6 +197,7 @@ def _channel_shape(c: Call, x: int, axis: int) -> int | None:
         return c.ints([-1] + [1] * tail, "shape") if tail else None
     if axis < 0:
         return c.ints([-1] + [1] * (-1 - axis), "shape") if axis != -1 else None
+    c.by_rank = True
     rank = c.op("Size", [c.op("Shape", [x], dtype="int64")], dtype="int64")
     tail = c.op("Sub", [c.op("Reshape", [rank, c.ints([1], "one")]), c.ints([axis + 1], "n")])
     ones = c.op("Slice", [c.ints([1] * 8, "ones"), c.ints([0], "zero"), tail])
