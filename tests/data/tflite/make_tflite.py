@@ -107,6 +107,12 @@ def loop(x: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
     return y
 
 
+@tf.function(input_signature=[tf.TensorSpec((3,), tf.float32), tf.TensorSpec((), tf.bool)])
+def branch(x: tf.Tensor, flag: tf.Tensor) -> tf.Tensor:
+    """An IF whose branches are subgraphs 1 and 2."""
+    return tf.cond(flag, lambda: x * 2.0 + 1.0, lambda: tf.math.tanh(x) - x)
+
+
 def convert(model: keras.Model, int8: bool = False) -> bytes:
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
@@ -154,6 +160,8 @@ def main() -> None:
     blobs["more"] = conv.convert()
     conv = tf.lite.TFLiteConverter.from_concrete_functions([loop.get_concrete_function()], loop)
     blobs["loop"] = conv.convert()
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([branch.get_concrete_function()], branch)
+    blobs["branch"] = conv.convert()
     for name, blob in blobs.items():
         (HERE / f"tfl_{name}.tflite").write_bytes(blob)
         outputs(blob, name, found)

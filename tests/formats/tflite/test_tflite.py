@@ -22,8 +22,8 @@ from xocview.formats.tflite import load, sniff
 from xocview.model import Graph, validate
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tflite"
-NAMES = ["cnn", "mlp", "block", "shapes", "more", "cnn_int8", "loop"]
-FLOAT = ["cnn", "mlp", "block", "shapes", "more"]
+NAMES = ["cnn", "mlp", "block", "shapes", "more", "cnn_int8", "loop", "branch"]
+FLOAT = ["cnn", "mlp", "block", "shapes", "more", "loop", "branch"]
 
 
 @pytest.fixture(scope="module")
@@ -106,16 +106,40 @@ def test_weights_are_lazy_read_only_views() -> None:
     assert data is not None and not data.flags.writeable
 
 
-def test_body_subgraphs_are_listed_and_while_is_refused_by_name() -> None:
+def test_while_is_a_group_around_an_onnx_loop_over_its_subgraphs() -> None:
     graph = _load("loop")
     subgraphs = graph.metadata["tflite"]["subgraphs"]
     assert [s["name"] for s in subgraphs] == ["while_cond", "while_body"]
     assert subgraphs[1]["operators"] == ["ADD", "MUL", "ADD"]
+    by_id = {n.id: n for n in graph.nodes}
+    group = next(n for n in graph.nodes if n.op_type == "WHILE")
+    assert group.metadata["derived"] == "tflite"
+    assert group.metadata["tflite"]["options"]["body_subgraph_index"] == 2
+    loop = by_id[group.metadata["children_ids"][-1]]
+    assert loop.op_type == "Loop" and len(loop.attributes["body"]["inputs"]) == 5
+    body = [by_id[c] for c in loop.metadata["children_ids"]]
+    assert [n.op_type for n in body] == ["Add", "Mul", "Add", "Less"]
+    assert all(n.metadata["subgraph"] == "body" for n in body)
+
+
+def test_if_runs_either_branch(expected: dict[str, np.ndarray]) -> None:
+    graph = _load("branch")
+    (node,) = [n for n in graph.nodes if n.op_type == "If"]
+    assert set(node.attributes) == {"then_branch", "else_branch"}
+    x = expected["branch.in0"]
+    ids = [graph.tensors[t].id for t in graph.inputs]
+    for flag, want in ((True, x * 2 + 1), (False, np.tanh(x) - x)):
+        got = run(graph, {ids[0]: x, ids[1]: np.asarray(flag)}).outputs
+        np.testing.assert_allclose(got[graph.tensors[graph.outputs[0]].id], want, rtol=1e-6)
+
+
+def test_unmapped_builtin_is_refused_by_name_at_run(tmp_path: Path) -> None:
+    spec = _small(codes=[103])  # UNIQUE
+    graph = load(_write(tmp_path, build(spec)))
     (node,) = graph.nodes
-    assert node.op_type == "WHILE" and node.metadata["domain"] == "tflite"
-    assert node.metadata["tflite"]["options"]["body_subgraph_index"] == 2
-    with pytest.raises(RunError, match="WHILE"):
-        run(graph)
+    assert node.op_type == "UNIQUE" and node.metadata["domain"] == "tflite"
+    with pytest.raises(RunError, match="UNIQUE"):
+        run(graph, {"x": np.ones((2, 3), np.float32)})
 
 
 def test_signature_defs_are_in_metadata() -> None:

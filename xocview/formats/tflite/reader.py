@@ -17,6 +17,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from xocview.errors import FormatError
 from xocview.formats.source import Source
+from xocview.formats.tflite.control import Control
 from xocview.formats.tflite.flat import Flat
 from xocview.formats.tflite.subgraph import build_graph, subgraph_summary
 from xocview.model import Graph
@@ -60,7 +61,8 @@ def load(source: Source) -> Graph:
         raise flat.error("subgraphs", "the model has no subgraph", "at least one")
     nbuffers = flat.count("buffers", model.BuffersLength)
     title = source.path.stem or source.path.name
-    graph = build_graph(flat, model, 0, codes, nbuffers, title)
+    control = Control(flat, model, codes, nbuffers, nsub)
+    graph = build_graph(flat, model, 0, codes, nbuffers, title, control)
     meta: dict[str, Any] = {"opset_import": [{"domain": "", "version": 20}]}
     info: dict[str, Any] = {"version": flat.get("version", model.Version)}
     description = flat.text("description", model.Description)

@@ -18,16 +18,24 @@ __all__ = ["build_graph", "subgraph_summary"]
 
 # What a mapping raises when the file's operands do not fit it (a rank it did not expect, a
 # constant of another size): the operator stays unmapped rather than failing the load.
+_CONTROL = frozenset({"WHILE", "IF"})
 _QUANT_OPS = frozenset({"QUANTIZE", "DEQUANTIZE"})
 _QUANT_TYPES = frozenset({"int8", "uint8", "int16", "int32"})
 _ARGUMENT_ERRORS = (IndexError, ValueError, TypeError, KeyError, ZeroDivisionError)
 
 
 def build_graph(
-    flat: Flat, model: Any, k: int, codes: list[tuple[str, bool]], nbuffers: int, title: str
+    flat: Flat,
+    model: Any,
+    k: int,
+    codes: list[tuple[str, bool]],
+    nbuffers: int,
+    title: str,
+    control: Any = None,
 ) -> Graph:
+    """Subgraph ``k`` as a graph; ``control`` writes WHILE and IF with the subgraphs they call."""
     place = f"subgraphs[{k}]"
-    sg = flat.get(place, lambda: model.Subgraphs(k))
+    sg = flat.item(place, model.Subgraphs, k)
     if sg is None:
         raise flat.error(place, "the subgraph table is missing")
     tensors, _ = read_tensors(flat, model, sg, place, nbuffers)
@@ -41,7 +49,7 @@ def build_graph(
     nodes: list[Node] = []
     ids: set[str] = set()
     for j in range(flat.count(f"{place}.operators", sg.OperatorsLength)):
-        _operator(flat, sg, j, f"{place}.operators[{j}]", codes, tensors, nodes, ids)
+        _operator(flat, sg, j, f"{place}.operators[{j}]", codes, tensors, nodes, ids, control)
     name = flat.text(f"{place}.name", sg.Name)
     metadata: dict[str, Any] = {"tflite_subgraph": {"index": k, "name": name}} if name else {}
     return Graph(title, title, tensors, nodes, inputs, outputs, metadata)
@@ -52,7 +60,7 @@ def subgraph_summary(
 ) -> dict[str, Any]:
     """A body subgraph as metadata: its name, sizes and operators by name."""
     place = f"subgraphs[{k}]"
-    sg = flat.get(place, lambda: model.Subgraphs(k))
+    sg = flat.item(place, model.Subgraphs, k)
     ops = []
     for j in range(flat.count(f"{place}.operators", sg.OperatorsLength)):
         op = flat.item(f"{place}.operators[{j}]", sg.Operators, j)
@@ -87,8 +95,9 @@ def _operator(
     tensors: list[Tensor],
     nodes: list[Node],
     ids: set[str],
+    control: Any = None,
 ) -> None:
-    op = flat.get(place, lambda: sg.Operators(j))
+    op = flat.item(place, sg.Operators, j)
     if op is None:
         raise flat.error(place, "the operator table is missing")
     code = flat.get(f"{place}.opcode_index", op.OpcodeIndex)
@@ -110,6 +119,14 @@ def _operator(
     if custom:
         metadata["tflite"]["custom"] = True
     present: list[int | None] = [t if t >= 0 else None for t in ins]
+    if control is not None and not custom and name in _CONTROL:
+        marks = len(tensors), len(nodes)
+        try:
+            if control(name, node_id, [t for t in ins if t >= 0], outs, metadata, tensors, nodes):
+                return
+        except NotMapped as e:
+            del tensors[marks[0] :], nodes[marks[1] :]
+            metadata["not_mapped"] = str(e)
     lower = None if custom else mapping(name)
     if lower is not None:
         try:
