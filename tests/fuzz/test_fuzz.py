@@ -26,8 +26,17 @@ from tests.fuzz.seeds import FORMATS, SHARED_CORPUS, suite_seeds
 pytestmark = pytest.mark.fuzz
 
 FUZZ_SEED = 14
-# + 49 special files: ~370 cases
-CASES = {"xoc": 70, "nnvm": 60, "lightnet": 60, "onnx": 70, "safetensors": 24, "pytorch": 40}
+# + 49 special files: ~430 cases
+CASES = {
+    "xoc": 70,
+    "nnvm": 60,
+    "lightnet": 60,
+    "onnx": 70,
+    "safetensors": 24,
+    "pytorch": 40,
+    "tflite": 24,
+    "keras": 30,
+}
 JOBS = 2
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import lightnet, nnvm, onnx, safetensors, xoc
+from xocview.formats import lightnet, nnvm, onnx, safetensors, tflite, xoc
+from xocview.formats.keras import keras_file
 from xocview.formats.pytorch import checkpoint, pt2, torchscript
 from xocview.formats.signatures import recognise
 from xocview.formats.source import Source
@@ -31,6 +32,8 @@ FORMATS: tuple[ModuleType, ...] = (
     pt2,
     torchscript,
     checkpoint,
+    tflite,
+    keras_file,
     onnx,
 )
 

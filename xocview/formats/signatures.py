@@ -21,7 +21,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"lmgg", "a GGML model (llama.cpp's format before GGUF)"),
     (b"fmgg", "a GGMF model (llama.cpp's format before GGUF)"),
     (b"tjgg", "a GGJT model (llama.cpp's format before GGUF)"),
-    (b"\x89HDF\r\n\x1a\n", "an HDF5 file (a Keras .h5 model or weights)"),
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 file with no Keras model in it (weights alone, or data)"),
     (b"\x93NUMPY", "a NumPy array (.npy)"),
     (b"7767517", "an ncnn model (.param)"),
     (b"\x1f\x8b", "a gzip archive (extract it first)"),
