@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from xocview.desktop import APP_ID, OWN_MIMES, XdgDirs, install, set_list
+from xocview.desktop import APP_ID, OFFERED_MIMES, OWN_MIMES, XdgDirs, install, set_list
 
 DESKTOP_FILE = REPO / "packaging" / "linux" / "xocview.desktop"
 
@@ -69,6 +69,8 @@ def test_install_makes_onnx_open_with_xocview(env: dict[str, str], tmp_path: Pat
         ("model.pt2", "application/x-pytorch"),
         ("resnet.pth", "application/x-pytorch"),
         ("model-00001-of-00002.safetensors", "application/x-safetensors"),
+        ("mobilenet.tflite", "application/x-tflite"),
+        ("classifier.keras", "application/x-keras"),
     ):
         (tmp_path / name).write_bytes(b"PK\x03\x04")
         assert xdg_mime(env, "query", "filetype", str(tmp_path / name)) == mime
@@ -134,7 +136,7 @@ def test_installing_twice_lists_xocview_once(tmp_path: Path) -> None:
     install(dirs, launcher=["xocview"])
     install(dirs, launcher=["xocview"])
     text = dirs.mimeapps.read_text()
-    assert text.count(APP_ID) == len(OWN_MIMES) + 1  # once per own type, once for JSON
+    assert text.count(APP_ID) == len(OWN_MIMES) + len(OFFERED_MIMES)  # once per type
     assert "Exec=xocview %F" in (dirs.data_home / "applications" / APP_ID).read_text()
 
 

@@ -31,7 +31,15 @@ ONNX_MIME = "application/x-onnx"
 JSON_MIME = "application/json"
 # The types packaging/linux/xocview.xml defines, xocview their default application; JSON is
 # shared with every editor, so xocview is only offered for it.
-OWN_MIMES = (ONNX_MIME, "application/x-pytorch", "application/x-safetensors")
+OWN_MIMES = (
+    ONNX_MIME,
+    "application/x-pytorch",
+    "application/x-safetensors",
+    "application/x-tflite",
+    "application/x-keras",
+)
+# Types other programs own too (any HDF5 file is application/x-hdf5): xocview is offered.
+OFFERED_MIMES = (JSON_MIME, "application/x-hdf5")
 DEFAULTS = "Default Applications"
 ADDED = "Added Associations"
 
@@ -116,8 +124,8 @@ def install(dirs: XdgDirs | None = None, launcher: Sequence[str] | None = None) 
         _write(target, data)
         done.append(f"installed {target}")
     _edit_mimeapps(dirs.mimeapps, lambda text: _associate(text, add=True))
-    own = ", ".join(OWN_MIMES)
-    done.append(f"updated {dirs.mimeapps} (default for {own}; offered for {JSON_MIME})")
+    own, offered = ", ".join(OWN_MIMES), ", ".join(OFFERED_MIMES)
+    done.append(f"updated {dirs.mimeapps} (default for {own}; offered for {offered})")
     return done + _refresh(dirs)
 
 
@@ -194,9 +202,11 @@ def _associate(text: str, add: bool) -> str:
         text = set_list(
             text, DEFAULTS, mime, lambda apps: [APP_ID, *without(apps)] if add else without(apps)
         )
-    return set_list(
-        text, ADDED, JSON_MIME, lambda apps: [*without(apps), APP_ID] if add else without(apps)
-    )
+    for mime in OFFERED_MIMES:
+        text = set_list(
+            text, ADDED, mime, lambda apps: [*without(apps), APP_ID] if add else without(apps)
+        )
+    return text
 
 
 def set_list(text: str, section: str, key: str, change: Callable[[list[str]], list[str]]) -> str:

@@ -1,7 +1,8 @@
 <#
 .SYNOPSIS
   Registers xocview for the current user: .onnx files open with xocview, and Explorer's
-  "Open with" offers it for .json, PyTorch files (.pt2 .pt .pth .ckpt) and .safetensors. -Uninstall removes exactly what this script adds.
+  "Open with" offers it for .json, PyTorch files (.pt2 .pt .pth .ckpt), .safetensors,
+  .tflite, .keras and .h5. -Uninstall removes exactly what this script adds.
 
 .DESCRIPTION
   Per-user keys under HKCU\Software\Classes, so no administrator rights are needed. A choice
@@ -23,7 +24,7 @@ $Classes = 'HKCU:\Software\Classes'
 $OnnxProgId = 'xocview.onnx'
 $JsonProgId = 'xocview.json'
 $ModelProgId = 'xocview.model'
-$WeightExtensions = @('.pt2', '.pt', '.pth', '.ckpt', '.safetensors')
+$WeightExtensions = @('.pt2', '.pt', '.pth', '.ckpt', '.safetensors', '.tflite', '.keras', '.h5')
 $OwnKeys = @("$Classes\$OnnxProgId", "$Classes\$JsonProgId", "$Classes\$ModelProgId",
              "$Classes\Applications\xocview.exe")
 
@@ -87,7 +88,7 @@ if ($Uninstall) {
     $icon = "`"$Exe`",0"
     Register-ProgId $OnnxProgId 'ONNX model' $command $icon
     Register-ProgId $JsonProgId 'Graph JSON (XOC, NNVM/MXNet/TVM, LightNet)' $command $icon
-    Register-ProgId $ModelProgId 'PyTorch model or safetensors weights' $command $icon
+    Register-ProgId $ModelProgId 'Neural network model (PyTorch, safetensors, TFLite, Keras)' $command $icon
     # .onnx: xocview is the default; .json: one more entry in "Open with", not the default.
     Set-Value "$Classes\.onnx" '(default)' $OnnxProgId
     Set-Value "$Classes\.onnx" 'Content Type' 'application/x-onnx'
@@ -111,4 +112,4 @@ Add-Type -Namespace Xocview -Name Shell -MemberDefinition @'
 public static extern void SHChangeNotify(int eventId, uint flags, System.IntPtr item1, System.IntPtr item2);
 '@
 [Xocview.Shell]::SHChangeNotify(0x08000000, 0, [System.IntPtr]::Zero, [System.IntPtr]::Zero)
-Write-Output $(if ($Uninstall) { 'xocview: file associations removed' } else { "xocview: .onnx opens with $Exe; .json, PyTorch and safetensors files offer it" })
+Write-Output $(if ($Uninstall) { 'xocview: file associations removed' } else { "xocview: .onnx opens with $Exe; .json, PyTorch, safetensors, TFLite and Keras files offer it" })
