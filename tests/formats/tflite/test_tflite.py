@@ -207,11 +207,12 @@ def test_truncated_file_is_a_format_error(tmp_path: Path, keep: float) -> None:
     assert info.value.place and str(source.path) in str(info.value)
 
 
-def test_flipped_bytes_never_escape_as_python_errors(tmp_path: Path) -> None:
-    blob = bytearray((DATA / "tfl_cnn.tflite").read_bytes())
+@pytest.mark.parametrize("name", ["cnn", "cnn_int8", "loop"])
+def test_flipped_bytes_never_escape_as_python_errors(tmp_path: Path, name: str) -> None:
+    blob = bytearray((DATA / f"tfl_{name}.tflite").read_bytes())
     rng = np.random.default_rng(32)
     failures = 0
-    for case in range(120):
+    for case in range(150):
         bad = bytearray(blob)
         at = rng.integers(8, len(bad), size=4)
         bad[at[0] : at[0] + 1] = bytes([int(rng.integers(0, 256))])

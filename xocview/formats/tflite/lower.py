@@ -153,7 +153,10 @@ class Lower:
         np_type = numpy_type(dtype)
         if np_type is None:
             raise NotMapped(f"no constant of type {dtype}")
-        data = np.asarray(values, dtype=np_type)
+        try:
+            data = np.asarray(values, dtype=np_type)
+        except (OverflowError, ValueError) as e:
+            raise NotMapped(f"{label} {values!r} does not fit {dtype}") from e
         return self.fresh(label, dtype, list(data.shape), data, "weight")
 
     def i64(self, values: Sequence[int], label: str) -> int:
