@@ -112,7 +112,7 @@ class Lower:
         if out is None:
             first = next((t for t in inputs if t is not None), None)
             like = dtype or (self.dtype(first) if first is not None else "float32")
-            out = [self.fresh(op_type.lower(), like)]
+            out = [self.fresh(op_type.lower(), like, self._transposed(op_type, inputs, attrs))]
         present = [t for t in inputs if t is not None]
         metadata: dict[str, Any] = {}
         if len(present) < len(inputs):
@@ -120,6 +120,19 @@ class Lower:
         nid = self._id(f"{self.id}/{op_type}")
         self.nodes.append(Node(nid, op_type, present, list(out), dict(attrs or {}), metadata))
         return list(out)
+
+    def _transposed(
+        self, op_type: str, inputs: Sequence[int | None], attrs: dict[str, Any] | None
+    ) -> list[int] | None:
+        """A Transpose's output shape when its input's is known (weights drawn with sizes)."""
+        perm = (attrs or {}).get("perm")
+        t = inputs[0] if inputs else None
+        if op_type != "Transpose" or t is None or self.tensors[t].metadata.get("rank_unknown"):
+            return None
+        shape = self.tensors[t].shape
+        if not isinstance(perm, list) or sorted(perm) != list(range(len(shape))):
+            return None
+        return [shape[p] for p in perm]
 
     def op1(self, op_type: str, inputs: Sequence[int | None], **kw: Any) -> int:
         return self.op(op_type, inputs, **kw)[0]
