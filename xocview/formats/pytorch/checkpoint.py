@@ -14,9 +14,9 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.pytorch.state_tree import flatten
 from xocview.formats.pytorch.torch_save import read_legacy, read_zip
-from xocview.formats.pytorch.zip_members import ZipMembers, is_zip
 from xocview.formats.source import Source
 from xocview.formats.weight_tree import weight_graph
+from xocview.formats.zip_members import ZipMembers, is_zip
 from xocview.model import Graph
 
 __all__ = ["EXPANDS_DOTTED_KEYS", "EXTENSIONS", "NAME", "load", "sniff"]

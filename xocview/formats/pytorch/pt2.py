@@ -15,8 +15,8 @@ from xocview.formats.pytorch.pt2_graph import build_graph
 from xocview.formats.pytorch.pt2_pickled import pickled_weights
 from xocview.formats.pytorch.pt2_schema import Json
 from xocview.formats.pytorch.pt2_weights import Payload, payloads, read_json
-from xocview.formats.pytorch.zip_members import ZipMembers, is_zip
 from xocview.formats.source import Source
+from xocview.formats.zip_members import ZipMembers, is_zip
 from xocview.model import Graph
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]

@@ -17,7 +17,7 @@ from xocview.errors import FormatError
 from xocview.formats.pytorch.lazy_tensor import TensorRecord
 from xocview.formats.pytorch.pt2_weights import Reader, refused
 from xocview.formats.pytorch.torch_save import read_zip
-from xocview.formats.pytorch.zip_members import ZipMembers
+from xocview.formats.zip_members import ZipMembers
 
 __all__ = ["pickled_weights"]
 

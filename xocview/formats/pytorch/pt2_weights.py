@@ -19,7 +19,7 @@ import numpy as np
 
 from xocview.errors import FormatError
 from xocview.formats.pytorch.pt2_schema import Json, TensorInfo, tensor_info
-from xocview.formats.pytorch.zip_members import ZipMembers
+from xocview.formats.zip_members import ZipMembers
 from xocview.model.dtypes import numpy_type
 
 __all__ = ["Payload", "Reader", "payloads", "read_json", "refused", "strided_values"]

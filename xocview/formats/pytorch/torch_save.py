@@ -28,7 +28,7 @@ from xocview.formats.pytorch.unpickle import (
     Stream,
     load_pickle_from,
 )
-from xocview.formats.pytorch.zip_members import ZipMembers
+from xocview.formats.zip_members import ZipMembers
 
 __all__ = ["LEGACY_MAGIC", "MAX_PICKLE", "PickledModule", "read_legacy", "read_zip"]
 

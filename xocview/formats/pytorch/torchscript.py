@@ -24,8 +24,8 @@ from xocview.formats.pytorch.torchscript_pickles import Pickles, read_pickles
 from xocview.formats.pytorch.torchscript_values import Flow, Frame, ModuleValue, Raised
 from xocview.formats.pytorch.torchscript_walk import Walker
 from xocview.formats.pytorch.unpickle import TensorRecord
-from xocview.formats.pytorch.zip_members import ZipMembers, is_zip
 from xocview.formats.source import Source
+from xocview.formats.zip_members import ZipMembers, is_zip
 from xocview.model import Graph
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xocview.errors import FormatError, shorten
-from xocview.formats.pytorch.zip_members import ZipMembers
+from xocview.formats.zip_members import ZipMembers
 
 __all__ = ["ClassCode", "Code", "FunctionCode", "read_code", "strip_mangling"]
 

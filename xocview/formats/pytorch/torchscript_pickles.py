@@ -27,7 +27,7 @@ from xocview.formats.pytorch.unpickle import (
     load_pickle,
     record_class,
 )
-from xocview.formats.pytorch.zip_members import ZipMembers
+from xocview.formats.zip_members import ZipMembers
 
 __all__ = ["ObjectRecord", "Pickles", "TensorRecord", "read_pickles"]
 

@@ -1,4 +1,4 @@
-"""Members of a zip archive (PyTorch's archives are zips) read without reading the archive.
+"""Members of a zip archive (PyTorch's archives, Keras 3 files) read without reading it all.
 
 A checkpoint of 10 GB is a zip whose members are stored uncompressed; a stored member is a
 range of the file, so it is handed out as a view of one read-only memory map and its pages are
@@ -57,13 +57,16 @@ class ZipMembers:
     def inner(self, name: str) -> ZipMembers:
         """The zip stored as member ``name`` (torch 2.5's .pt2 holds a torch.save zip):
         its stored members are views of this archive's memory map too."""
+        return ZipMembers(self._path, f"{self.file}: {name}", self.file_of(name))
+
+    def file_of(self, name: str, limit: int = 1 << 31) -> _Span:
+        """Member ``name`` as a seekable read-only file for a library that wants one (zipfile,
+        h5py): a range of the archive's memory map when stored, so nothing is read until the
+        library reads; inflated to memory (at most ``limit`` bytes) when deflated."""
         info = self._info(name)
         if info.compress_type == zipfile.ZIP_STORED:
-            buffer: Any = self._mapped()
-            start = self._data_start(info)
-        else:
-            buffer, start = self.read(name), 0
-        return ZipMembers(self._path, f"{self.file}: {name}", _Span(buffer, start, info.file_size))
+            return _Span(self._mapped(), self._data_start(info), info.file_size)
+        return _Span(self.read(name, limit), 0, info.file_size)
 
     def close(self) -> None:
         self._zip.close()
@@ -83,7 +86,14 @@ class ZipMembers:
             )
         try:
             return self._zip.read(info)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as e:
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            ValueError,
+            EOFError,
+            zlib.error,
+            NotImplementedError,
+        ) as e:
             raise FormatError(self.file, name, f"cannot be read ({e})") from e
 
     def array(self, name: str, offset: int = 0, count: int | None = None) -> np.ndarray:
