@@ -1,0 +1,1 @@
+"""TensorFlow GraphDef files and SavedModel folders, read without TensorFlow."""
