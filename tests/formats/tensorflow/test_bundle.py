@@ -4,6 +4,7 @@ and damaged or hostile folders are FormatErrors that name the file."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from xocview.errors import FormatError
 from xocview.formats.tensorflow.bundle import OBJECT_GRAPH_KEY, Bundle, slice_key
+from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.sstable import FOOTER_SIZE, read_table, varint
 
 DATA = Path(__file__).parents[2] / "data" / "tensorflow"
@@ -245,3 +247,116 @@ def test_table_reads_what_the_keys_say() -> None:
     keys = [k for k, _ in records]
     assert keys[0] == b"" and keys == sorted(keys)
     assert struct.unpack("<Q", path.read_bytes()[-8:])[0] == 0xDB4775248B80FB57
+
+
+# Tables written here: several blocks, big-endian values, odd entries ----------------------
+
+
+def _enc(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+def _block(entries: list[tuple[bytes, bytes]], restart: int) -> bytes:
+    """A LevelDB block: keys sharing their prefix with the previous one, restarts every
+    ``restart`` entries."""
+    buf, restarts, prev = bytearray(), [], b""
+    for i, (key, value) in enumerate(entries):
+        shared = 0
+        if i % restart:
+            while shared < min(len(key), len(prev)) and key[shared] == prev[shared]:
+                shared += 1
+        else:
+            restarts.append(len(buf))
+        buf += _enc(shared) + _enc(len(key) - shared) + _enc(len(value)) + key[shared:] + value
+        prev = key
+    restarts = restarts or [0]
+    return (
+        bytes(buf) + struct.pack(f"<{len(restarts)}I", *restarts) + struct.pack("<I", len(restarts))
+    )
+
+
+def _table(records: list[tuple[bytes, bytes]], per_block: int = 4, restart: int = 3) -> bytes:
+    """A table as TensorFlow's writer lays it out (uncompressed, crc32c left zero)."""
+    out, index = bytearray(), []
+    for at in range(0, len(records), per_block):
+        chunk = records[at : at + per_block]
+        block = _block(chunk, restart)
+        index.append((chunk[-1][0], _enc(len(out)) + _enc(len(block))))
+        out += block + bytes(5)
+    handles = b""
+    for block in (_block([], 1), _block(index, 1)):
+        handles += _enc(len(out)) + _enc(len(block))
+        out += block + bytes(5)
+    return bytes(out) + handles.ljust(40, b"\0") + struct.pack("<Q", 0xDB4775248B80FB57)
+
+
+def test_many_blocks_and_restarts_read_the_same(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    records = read_table(_index(folder).read_bytes(), "")
+    _index(folder).write_bytes(_table(records, per_block=5, restart=2))
+    again, bundle = Bundle(folder), Bundle(DATA / "module_vars")
+    assert again.keys() == bundle.keys()
+    for key in bundle:
+        assert again.entry(key) == bundle.entry(key)
+        assert again.array(key).tolist() == bundle.array(key).tolist()
+
+
+def _entry(**fields: object) -> bytes:
+    m = message("BundleEntryProto")()
+    shape = fields.pop("shape", None)
+    for name, value in fields.items():
+        setattr(m, name, value)
+    if shape is not None:
+        for size in shape:  # type: ignore[attr-defined]
+            m.shape.dim.add().size = size
+    return m.SerializeToString()
+
+
+def _bundle(tmp_path: Path, entries: dict[bytes, bytes], data: bytes, **header: int) -> Path:
+    folder = tmp_path / "made"
+    (folder / "variables").mkdir(parents=True)
+    head = message("BundleHeaderProto")(num_shards=1, **header).SerializeToString()
+    records = [(b"", head), *sorted(entries.items())]
+    _index(folder).write_bytes(_table(records))
+    (folder / "variables" / "variables.data-00000-of-00001").write_bytes(data)
+    return folder
+
+
+def test_big_endian_values_read_in_their_order(tmp_path: Path) -> None:
+    values = (np.arange(6).reshape(2, 3) / 7).astype(">f4")
+    entry = _entry(dtype=1, shape=[2, 3], size=24)
+    folder = _bundle(tmp_path, {b"w": entry}, values.tobytes(), endianness=1)
+    got = Bundle(folder).array("w")
+    assert np.array_equal(got, values) and not got.flags.writeable
+    assert got.dtype == np.float32 and got.dtype.isnative
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"dtype": 20, "shape": [], "size": 0}, "DataType is not one xocview reads"),
+        ({"dtype": 1, "shape": [-1, 3], "size": 12}, "is not fully known"),
+        ({"dtype": 1, "shape": [2, 3], "size": 20}, "entry holds 20 bytes; expected 24 bytes"),
+        ({"dtype": 1, "shape": [2], "size": 8, "shard_id": 3}, "shard_id is 3"),
+        ({"dtype": 1, "shape": [2], "size": 8, "offset": 20}, "run past the shard's 24 bytes"),
+        ({"dtype": 7, "shape": [2**40], "size": 8}, "lengths of 1,099,511,627,776 strings"),
+    ],
+)
+def test_odd_entries_are_refused_by_key(tmp_path: Path, fields: dict, problem: str) -> None:
+    folder = _bundle(tmp_path, {b"odd": _entry(**fields)}, bytes(24))
+    with pytest.raises(FormatError, match=r"variables\.(index|data-00000-of-00001): odd: "):
+        Bundle(folder).array("odd")
+    with pytest.raises(FormatError, match=re.escape(problem)):
+        Bundle(folder).array("odd")
+
+
+def test_header_without_shards_is_refused(tmp_path: Path) -> None:
+    folder = _bundle(tmp_path, {}, b"")
+    head = message("BundleHeaderProto")(num_shards=0).SerializeToString()
+    _index(folder).write_bytes(_table([(b"", head)]))
+    with pytest.raises(FormatError, match=r"variables\.index: header: num_shards is 0"):
+        Bundle(folder)

@@ -100,7 +100,12 @@ class Bundle:
             return self._strings(e, shape)
         np_type = numpy_type(e.dtype)
         if np_type is None or e.dtype == "undefined":
-            raise FormatError(self.index_file, key, "value is a resource or variant handle")
+            raise FormatError(
+                self.index_file,
+                key,
+                "value's DataType is not one xocview reads (a resource or variant handle?)",
+                "a numeric, bool or string tensor",
+            )
         if self.big_endian and np_type.itemsize > 1:
             np_type = np_type.newbyteorder(">")
         count = math.prod(shape)
@@ -111,8 +116,13 @@ class Bundle:
                 f"entry holds {e.size:,} bytes",
                 f"{count * np_type.itemsize:,} bytes for {count:,} {e.dtype} values",
             )
-        buf = self._span(e)
-        return np.frombuffer(buf, np_type, count, e.offset).reshape(shape)
+        view = np.frombuffer(self._span(e), np_type, count, e.offset).reshape(shape)
+        if self.big_endian and np_type.itemsize > 1:
+            # Rare (a checkpoint written on a big-endian machine): a native copy, so that
+            # every consumer sees plain float32 rather than ">f4".
+            view = view.astype(np_type.newbyteorder("="))
+            view.flags.writeable = False
+        return view
 
     def object_graph(self) -> Any:
         """The TrackableObjectGraph that names the variables' owners (layers, modules)."""
