@@ -16,6 +16,7 @@ from typing import Any
 
 from xocview.errors import FormatError
 from xocview.formats.keras.archive import Archive, open_h5
+from xocview.formats.keras.h5_guard import read_attr
 from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
 from xocview.formats.keras.weights import H5_ERRORS, Weights
 from xocview.formats.source import Source
@@ -61,7 +62,7 @@ def load(source: Source) -> Graph:
     if source.head.startswith(HDF5_MAGIC):
         h5 = open_h5(source.path, source.name)
         try:
-            raw = h5.attrs.get("model_config")
+            raw = read_attr(source.path, "model_config", source.name)
         except H5_ERRORS as e:
             raise FormatError(source.name, "model_config", f"cannot be read ({e})") from e
         if raw is None:
