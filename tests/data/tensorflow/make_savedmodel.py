@@ -4,7 +4,8 @@ Run with a Python that has TensorFlow 2.21 / Keras 3 (not a test dependency):
 ``python tests/data/tensorflow/make_savedmodel.py``. Folders are written beside this script:
 
 - ``keras_cnn/``: a tiny Keras Functional model (Conv2D, BatchNormalization, Dense) exported
-  with ``model.export``;
+  with ``model.export`` (the order of its ``_all_variables`` keys changes from run to run, the
+  values do not);
 - ``module_vars/``: a ``tf.Module`` with variables of several dtypes (float32, float16, int64,
   bool, string) and enough of them that the index block has several restart points, saved
   with ``tf.saved_model.save``;
