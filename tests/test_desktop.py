@@ -71,6 +71,8 @@ def test_install_makes_onnx_open_with_xocview(env: dict[str, str], tmp_path: Pat
         ("model-00001-of-00002.safetensors", "application/x-safetensors"),
         ("mobilenet.tflite", "application/x-tflite"),
         ("classifier.keras", "application/x-keras"),
+        ("frozen.pb", "application/x-tensorflow"),
+        ("graph.pbtxt", "application/x-tensorflow"),
     ):
         (tmp_path / name).write_bytes(b"PK\x03\x04")
         assert xdg_mime(env, "query", "filetype", str(tmp_path / name)) == mime

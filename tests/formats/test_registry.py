@@ -47,6 +47,7 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
         "PyTorch checkpoint": "neither a zip archive nor a legacy torch.save file",
         "TFLite": "no TFL3 file identifier at bytes 4..8",
         "Keras": "neither a zip archive nor an HDF5 file",
+        "TensorFlow": "not a GraphDef or SavedModel protobuf (first field)",
         "ONNX": "a JSON file, not an ONNX protobuf",
     }
     assert str(info.value).startswith(f"{path}: not a graph file any format accepts")

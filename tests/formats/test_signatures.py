@@ -25,7 +25,6 @@ from xocview.formats.registry import FORMATS, load
         ("yolo.cfg", b"[net]\nbatch=1\n", "a Darknet network"),
         ("m.prototxt", b'name: "x"\nlayer {\n  name: "conv"\n}\n', "a Caffe network"),
         ("m.mlmodel", b"\x08\x04\x12\x00", "probably a Core ML model, by its name"),
-        ("m.pb", b"\x0a\x0c\x0a\x01x\x12\x0bPlaceholder", "a TensorFlow GraphDef"),
         ("m.tar.gz", b"\x1f\x8b\x08\x00" + bytes(16), "a gzip archive (extract it first)"),
     ],
 )
@@ -55,8 +54,8 @@ def test_a_npz_and_a_npy_are_told_by_their_members(tmp_path: Path) -> None:
 
 
 def test_formats_read_now_give_their_reader_s_error_not_a_refusal(tmp_path: Path) -> None:
-    """TFLite and Keras were named here while no reader took them; a damaged file of
-    either now gets its reader's located error."""
+    """TFLite, Keras and TensorFlow were named here while no reader took them; a damaged
+    file of each now gets its reader's located error."""
     tfl = tmp_path / "m.tflite"
     tfl.write_bytes(b"\x1c\x00\x00\x00TFL3\x00\x00\x0e\x00")
     keras = tmp_path / "model.keras"
@@ -64,7 +63,9 @@ def test_formats_read_now_give_their_reader_s_error_not_a_refusal(tmp_path: Path
         z.writestr("metadata.json", "{}")
         z.writestr("config.json", "{}")
         z.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n")
-    for path in (tfl, keras):
+    graph_def = tmp_path / "m.pb"
+    graph_def.write_bytes(b"\x0a\x0c\x0a\x01x\x12\x0bPlaceholder")
+    for path in (tfl, keras, graph_def):
         with pytest.raises(FormatError) as info:
             load(path)
         assert not isinstance(info.value, UnknownFormatError)

@@ -46,7 +46,10 @@ _ZIP_MEMBERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(^|/)MAR-INF/MANIFEST\.json$"), "a TorchServe model archive (.mar)"),
     (re.compile(r"(^|/)Manifest\.json$"), "a Core ML package (.mlpackage, zipped)"),
     (re.compile(r"\.npy$"), "a NumPy archive (.npz)"),
-    (re.compile(r"(^|/)saved_model\.pb$"), "a TensorFlow SavedModel (zipped)"),
+    (
+        re.compile(r"(^|/)saved_model\.pb$"),
+        "a zipped TensorFlow SavedModel (unzip it, open the folder)",
+    ),
 )
 
 # Told only by the name, for formats without a signature.
@@ -56,8 +59,6 @@ _EXTENSIONS: dict[str, str] = {
     ".keras": "a Keras 3 model",
     ".h5": "a Keras .h5 model",
     ".hdf5": "a Keras .h5 model",
-    ".pb": "a TensorFlow GraphDef or SavedModel protobuf",
-    ".pbtxt": "a TensorFlow GraphDef in text form",
     ".mlmodel": "a Core ML model",
     ".mlpackage": "a Core ML package",
     ".gguf": "a GGUF model",
@@ -94,7 +95,6 @@ _TEXT_SIGNS: tuple[tuple[re.Pattern[bytes], str], ...] = (
     (re.compile(rb"^\s*layers?\s*\{", re.M), "a Caffe network description (.prototxt)"),
     (re.compile(rb'"modelTopology"\s*:'), "a TensorFlow.js model (model.json)"),
     (re.compile(rb'"weightsManifest"\s*:'), "a TensorFlow.js model (model.json)"),
-    (re.compile(rb"^\s*node\s*\{", re.M), "a TensorFlow GraphDef in text form (.pbtxt)"),
     (re.compile(rb'"model_type"\s*:'), "a Hugging Face config.json (weights sit beside it)"),
     (re.compile(rb'"class_name"\s*:\s*"(Functional|Sequential|Model)"'), "a Keras model config"),
 )

@@ -12,7 +12,14 @@ from typing import Any
 from xocview.errors import FormatError
 from xocview.formats.json_text import MAX_DEPTH, JsonTooDeep, loads
 
-__all__ = ["MAX_FILE_SIZE", "Source", "read_head", "read_regular_file"]
+__all__ = [
+    "FOLDER_ENTRIES",
+    "MAX_FILE_SIZE",
+    "Source",
+    "folder_entry",
+    "read_head",
+    "read_regular_file",
+]
 
 _MISSING = object()
 # Protobuf cannot hold a message over 2 GiB and no graph JSON comes near it; a larger file is
@@ -94,6 +101,23 @@ def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE
     return data
 
 
+# A folder that is one model opens through the file that says what it holds.
+FOLDER_ENTRIES = ("saved_model.pb", "saved_model.pbtxt")
+
+
+def folder_entry(path: Path) -> Path:
+    """``path``, or for a model folder (a TensorFlow SavedModel) the file that opens it."""
+    try:
+        if not path.is_dir():
+            return path
+    except (OSError, ValueError):
+        return path
+    for name in FOLDER_ENTRIES:
+        if (path / name).is_file():
+            return path / name
+    return path
+
+
 class Source:
     """Lazy views of one file: its first bytes, its whole bytes and, if JSON, its parsed value.
 
@@ -107,8 +131,8 @@ class Source:
     WHOLE_BELOW = 64 << 20
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.name = str(path)
+        self.path = folder_entry(Path(path))
+        self.name = str(path) if self.path == Path(path) else str(self.path)
         self._bytes: bytes | None = None
         self._head: bytes | None = None
         self._size: int | None = None

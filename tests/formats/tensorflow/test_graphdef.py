@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from xocview.errors import FormatError
+from xocview.formats import load
 from xocview.formats.source import Source
 from xocview.formats.tensorflow import reader
 from xocview.formats.tensorflow.protos import message
@@ -88,8 +89,10 @@ def test_saved_model_signature_is_drawn_through_its_functions() -> None:
 
 
 def test_a_saved_model_folder_opens_through_its_saved_model_pb() -> None:
-    assert reader.folder_entry(DATA / "keras_cnn") == DATA / "keras_cnn" / "saved_model.pb"
-    assert reader.folder_entry(DATA) is None
+    graph = load(DATA / "keras_cnn")
+    assert graph == _load("keras_cnn/saved_model.pb")
+    with pytest.raises(FormatError, match="is a folder, not a file"):
+        load(DATA)
 
 
 def _graph_bytes(text: str) -> bytes:

@@ -1,15 +1,15 @@
 """TensorFlow files read without TensorFlow: the format contract.
 
 A frozen GraphDef (``.pb`` binary, ``.pbtxt`` text) is the graph; a SavedModel's
-``saved_model.pb`` (or its folder, see ``folder_entry``) is its first MetaGraph's graph cut
-to what the serving signature computes, with the variables read from ``variables/``.
+``saved_model.pb`` (or its folder, opened through that file by ``Source``) is its first
+MetaGraph's graph cut to what the serving signature computes, with the variables read from
+``variables/``.
 Binary protobuf has no magic number, so a ``.pb`` is told by the shape of its first fields.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from google.protobuf import text_format
@@ -22,7 +22,7 @@ from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.saved_model import saved_model_graph
 from xocview.model import Graph
 
-__all__ = ["EXTENSIONS", "NAME", "folder_entry", "load", "sniff"]
+__all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
 NAME = "TensorFlow"
 EXTENSIONS = (".pb", ".pbtxt", ".graphdef")
@@ -30,14 +30,6 @@ SAVED_MODEL = "saved_model.pb"
 
 _TEXT_GRAPH = re.compile(rb"^\s*(node|library|versions)\s*\{", re.M)
 _TEXT_SAVED = re.compile(rb"^\s*(saved_model_schema_version\s*:|meta_graphs\s*\{)", re.M)
-
-
-def folder_entry(folder: Path) -> Path | None:
-    """The file that opens a SavedModel folder, or None when the folder is not one."""
-    for name in (SAVED_MODEL, "saved_model.pbtxt"):
-        if (folder / name).is_file():
-            return folder / name
-    return None
 
 
 def _varint(head: bytes, at: int) -> tuple[int, int]:

@@ -46,6 +46,8 @@ def saved_model_graph(sm: Any, source: Source) -> Graph:
         [outs[r.node][r.k] for r, _ in wanted if r.k < len(outs[r.node])] if wanted else b.sinks()
     )
     tensors, nodes, inputs, outputs = b.finish(outputs)
+    if sig is not None and wanted:
+        _signature_names(tensors, sig, inputs, outputs, [n for _, n in wanted])
     title = (
         source.path.parent.name if source.path.name.startswith("saved_model") else source.path.stem
     )
@@ -75,6 +77,24 @@ def _signature_tensors(sig: Any, file: str, key: str | None) -> list[tuple[Any, 
             raise FormatError(file, f"signature_def[{key}].outputs[{name}]", "names no tensor")
         out.append((r, name))
     return out
+
+
+def _signature_names(
+    tensors: list[Tensor], sig: Any, inputs: list[int], outputs: list[int], names: list[str]
+) -> None:
+    """Name the graph's inputs and outputs by their signature keys (``image``, ``output_0``)
+    rather than the exporter's node names, where no other tensor has that name."""
+    placeholders = {parse_ref(sig.inputs[k].name): k for k in sig.inputs}
+    by_node = {r.node: k for r, k in placeholders.items() if r is not None}
+    taken = {t.id for t in tensors}
+    renames = [(i, by_node.get(tensors[i].id)) for i in inputs]
+    renames += list(zip(outputs, names, strict=False))
+    for i, name in renames:
+        if name and name not in taken:
+            tensors[i].metadata["tf_name"] = tensors[i].id
+            taken.discard(tensors[i].id)
+            tensors[i].id = name
+            taken.add(name)
 
 
 def _needed(defs: Any, wanted: list[Any]) -> list[Any]:
