@@ -119,6 +119,7 @@ def mutators_for(seed: Seed) -> list[tuple[str, float]]:
         "pytorch": ZIP_MUTATORS,
         "keras": ZIP_MUTATORS,  # an .h5 seed gets byte flips instead
         "tflite": {},
+        "tensorflow": {},
     }.get(seed.fmt, JSON_MUTATORS)
     pairs = [(name, 1.0) for name in BYTE_MUTATORS] + [(name, 1.5) for name in own]
     return pairs + [(name, SPECIAL_WEIGHT) for name in SPECIALS]

@@ -12,13 +12,24 @@ __all__ = ["FORMATS", "REPO", "SHARED_CORPUS", "Seed", "all_seeds", "suite_seeds
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"
-FORMATS = ("xoc", "nnvm", "lightnet", "onnx", "safetensors", "pytorch", "tflite", "keras")
+FORMATS = (
+    "xoc",
+    "nnvm",
+    "lightnet",
+    "onnx",
+    "safetensors",
+    "pytorch",
+    "tflite",
+    "keras",
+    "tensorflow",
+)
 # Binary formats' seeds: the small files the tests made with the real tools (tests/data/).
 _BINARY = {
     "safetensors": ("safetensors", (".safetensors",)),
     "pytorch": ("pytorch", (".pt2", ".pt", ".pth", ".bin", ".ckpt", ".jit")),
     "tflite": ("tflite", (".tflite",)),
     "keras": ("keras", (".keras", ".h5")),
+    "tensorflow": ("tensorflow", (".pb", ".pbtxt")),
 }
 MAX_SEED_BYTES = 3_000_000  # larger files are left out of the fuzz
 # The in-suite slice takes small seeds only, and not these, whose runs take seconds unharmed.

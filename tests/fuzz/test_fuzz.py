@@ -36,6 +36,7 @@ CASES = {
     "pytorch": 40,
     "tflite": 24,
     "keras": 30,
+    "tensorflow": 24,
 }
 JOBS = 2
 

@@ -113,7 +113,8 @@ def _map_field(m: descriptor_pb2.DescriptorProto, key: str, value: str, name: st
 
 def _file() -> descriptor_pb2.FileDescriptorProto:
     fd = descriptor_pb2.FileDescriptorProto(name="xocview_tf.proto", package=PACKAGE)
-    fd.syntax = "proto2"
+    fd.syntax = "editions"  # 2023: fields have presence, strings are checked UTF-8
+    fd.edition = descriptor_pb2.EDITION_2023
     for enum, values in _ENUMS.items():
         e = fd.enum_type.add(name=enum)
         for key, code in values.items():
