@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 from xocview.errors import FormatError
 from xocview.formats.source import Source
 from xocview.formats.tensorflow.build import Builder
+from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.saved_model import saved_model_graph
 from xocview.model import Graph
@@ -123,4 +124,4 @@ def graph_def_graph(gd: Any, file: str, title: str) -> Graph:
         info["control_nodes_dropped"] = b.dropped
     if info:
         meta["tensorflow"] = info
-    return Graph(title, title, tensors, nodes, inputs, outputs, meta)
+    return lower_graph(Graph(title, title, tensors, nodes, inputs, outputs, meta))

@@ -15,6 +15,7 @@ from xocview.errors import FormatError
 from xocview.formats.source import Source
 from xocview.formats.tensorflow.build import Builder
 from xocview.formats.tensorflow.bundle import OBJECT_GRAPH_KEY, Bundle
+from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.refs import parse_ref
 from xocview.model import Graph, Tensor
 
@@ -58,7 +59,7 @@ def saved_model_graph(sm: Any, source: Source) -> Graph:
         info["tensorflow_version"] = mg.meta_info_def.tensorflow_version
     info["variables"] = len(keys) if bundle is not None else "no variables/ folder"
     meta = {"opset_import": [{"domain": "", "version": 20}], "tensorflow": info}
-    return Graph(title, title or "saved_model", tensors, nodes, inputs, outputs, meta)
+    return lower_graph(Graph(title, title or "saved_model", tensors, nodes, inputs, outputs, meta))
 
 
 def _bundle(source: Source) -> Bundle | None:

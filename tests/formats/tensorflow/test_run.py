@@ -1,0 +1,131 @@
+"""TensorFlow graphs run on xocview's executor through the ONNX ops their TF ops map to, and
+give TensorFlow's outputs; an op with no mapping is refused by name.
+
+The frozen graphs' inputs and TensorFlow's outputs are in ``<name>_io.npz``
+(tests/data/tensorflow/make_graphdef.py); the SavedModels' in ``<name>_run.npz``
+(tests/data/tensorflow/make_runs.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xocview.errors import RunError
+from xocview.executor import run
+from xocview.formats import save
+from xocview.formats.source import Source
+from xocview.formats.tensorflow import reader
+from xocview.formats.tensorflow.ops import TF_ONNX
+from xocview.formats.tensorflow.protos import message
+from xocview.model import Graph, validate
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "tensorflow"
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _load(name: str) -> Graph:
+    return reader.load(Source(DATA / name))
+
+
+def _left_unmapped(graph: Graph) -> list[str]:
+    """TF ops that stayed TF ops (call groups hold their bodies and run nothing)."""
+    return [
+        n.op_type
+        for n in graph.nodes
+        if n.metadata.get("domain") == "tensorflow" and "children_ids" not in n.metadata
+    ]
+
+
+def _check(graph: Graph, values: Path) -> None:
+    with np.load(values) as z:
+        feeds = {k[3:]: z[k] for k in z.files if k.startswith("in:")}
+        want = {k[4:]: z[k] for k in z.files if k.startswith("out:")}
+    assert sorted(graph.tensors[t].id for t in graph.inputs) == sorted(feeds)
+    got = run(graph, feeds).outputs
+    assert sorted(graph.tensors[t].id for t in graph.outputs) == sorted(want)
+    for name, value in want.items():
+        assert got[name].shape == value.shape, name
+        np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=ATOL, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["cnn_frozen.pb", "cnn_frozen.pbtxt", "ops_frozen.pb"])
+def test_frozen_graph_runs_to_tensorflows_outputs(name: str) -> None:
+    graph = _load(name)
+    assert _left_unmapped(graph) == []
+    assert not [f for f in validate(graph) if f.severity == "error"]
+    _check(graph, DATA / f"{name.split('.')[0]}_io.npz")
+
+
+@pytest.mark.parametrize("name", ["keras_cnn", "module_vars"])
+def test_saved_model_runs_to_tensorflows_outputs(name: str) -> None:
+    graph = _load(f"{name}/saved_model.pb")
+    assert _left_unmapped(graph) == []
+    _check(graph, DATA / f"{name}_run.npz")
+
+
+def test_a_mapped_op_keeps_its_tensorflow_name_attributes_and_group() -> None:
+    graph = _load("cnn_frozen.pb")
+    by_id = {n.id: n for n in graph.nodes}
+    conv = next(n for n in graph.nodes if n.metadata.get("tf", {}).get("op") == "Conv2D")
+    assert conv.op_type == "Conv2D" and conv.metadata["derived"] == "tensorflow"
+    assert conv.metadata["tf"]["attrs"]["padding"] in ("SAME", "VALID")
+    kids = [by_id[k] for k in conv.metadata["children_ids"]]
+    assert [k.op_type for k in kids].count("Transpose") == 3 and "Conv" in [k.op_type for k in kids]
+    assert all(k.metadata["parent_id"] == conv.id for k in kids)
+    parent = by_id[conv.metadata["parent_id"]]  # its name scope, as before the mapping
+    assert parent.metadata["derived"] == "scope" and conv.id in parent.metadata["children_ids"]
+    relu = next(n for n in graph.nodes if n.metadata.get("tf", {}).get("op") == "Relu")
+    assert relu.op_type == "Relu" and "domain" not in relu.metadata
+
+
+def _tiny(tmp_path: Path, op: str) -> Path:
+    """x -> ``op`` -> y as a binary GraphDef."""
+    gd = message("GraphDef")()
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = 1
+    axis = gd.node.add(name="axis", op="Const")
+    axis.attr["dtype"].type = 3
+    axis.attr["value"].tensor.dtype = 3
+    axis.attr["value"].tensor.int_val.append(0)
+    y = gd.node.add(name="y", op=op, input=["x", "axis"])
+    y.attr["T"].type = 1
+    path = tmp_path / "tiny.pb"
+    path.write_bytes(gd.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("op", ["Cumsum", "MadeUpOp"])
+def test_an_unmapped_op_is_refused_by_name(tmp_path: Path, op: str) -> None:
+    assert op not in TF_ONNX
+    graph = reader.load(Source(_tiny(tmp_path, op)))
+    node = next(n for n in graph.nodes if n.op_type == op)
+    assert node.metadata["domain"] == "tensorflow" and op in node.metadata["not_mapped"]
+    with pytest.raises(RunError, match=op):
+        run(graph, {"x": np.ones(3, np.float32)})
+
+
+def test_a_mapping_that_does_not_fit_leaves_the_op_with_its_reason(tmp_path: Path) -> None:
+    path = _tiny(tmp_path, "Transpose")  # a perm of one entry is fine; make it not constant
+    gd = message("GraphDef")()
+    gd.ParseFromString(path.read_bytes())
+    gd.node[2].input[1] = "x"
+    path.write_bytes(gd.SerializeToString())
+    graph = reader.load(Source(path))
+    node = next(n for n in graph.nodes if n.op_type == "Transpose")
+    assert "not a constant" in node.metadata["not_mapped"]
+    assert len(graph.tensors) == len({t.id for t in graph.tensors})  # nothing half-written
+
+
+def test_saved_as_onnx_runs_in_onnxruntime_to_the_same_outputs(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    graph = _load("cnn_frozen.pb")
+    out = tmp_path / "m.onnx"
+    save(graph, out)
+    with np.load(DATA / "cnn_frozen_io.npz") as z:
+        image, want = z["in:image"], z["out:Identity"]
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"image": image})
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
