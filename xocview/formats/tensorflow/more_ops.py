@@ -251,11 +251,13 @@ def range_(e: TfEmit) -> None:
 def top_k(e: TfEmit) -> None:
     k = e.op1("Reshape", [_int64(e, 1, "k"), e.i64([1], "one")])
     attrs = {"axis": -1, "largest": 1, "sorted": 1 if e.attr("sorted", True) else 0}
-    if len(e.outs) < 2:
-        raise NotMapped("TopKV2 has not two outputs")
+    values = e.outs[0] if e.outs else e.fresh("values", e.dtype(e.x(0)))
     idx = e.fresh("indices", "int64")
-    e.op("TopK", [e.x(0), k], attrs, out=[e.outs[0], idx])
-    e.op("Cast", [idx], {"to": DTYPES[e.dtype(e.outs[1])].onnx_code}, out=[e.outs[1]])
+    e.op("TopK", [e.x(0), k], attrs, out=[values, idx])
+    if len(e.outs) > 1:  # (the graph makes the outputs something reads)
+        want = str(e.attr("index_type", "int32"))
+        e.op("Cast", [idx], {"to": DTYPES[want].onnx_code}, out=[e.outs[1]])
+        e.tensors[e.outs[1]].dtype = want  # (the NodeDef's T names the values' type only)
 
 
 def resize(nearest: bool) -> Map:
