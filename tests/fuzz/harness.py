@@ -38,6 +38,7 @@ from tests.fuzz.outcomes import (
     TIMEOUT,
 )
 from tests.fuzz.seeds import Seed
+from tests.fuzz.tf_mutators import TF_MUTATORS
 from tests.fuzz.worker_proc import Worker
 
 __all__ = [
@@ -80,9 +81,9 @@ class Case:
             return SPECIALS[self.mutator](rng, data)
         if self.mutator in BYTE_MUTATORS:
             return BYTE_MUTATORS[self.mutator](rng, data)
-        if self.mutator in BINARY_MUTATORS:
+        if self.mutator in BINARY_MUTATORS or self.mutator in TF_MUTATORS:
             try:
-                return BINARY_MUTATORS[self.mutator](rng, data)
+                return {**BINARY_MUTATORS, **TF_MUTATORS}[self.mutator](rng, data)
             except Exception as e:  # the seed has no header or is no zip: damage its bytes
                 m = BYTE_MUTATORS["byte.flip"](rng, data)
                 m.description = f"({self.mutator} n/a: {type(e).__name__}) {m.description}"
@@ -119,7 +120,7 @@ def mutators_for(seed: Seed) -> list[tuple[str, float]]:
         "pytorch": ZIP_MUTATORS,
         "keras": ZIP_MUTATORS,  # an .h5 seed gets byte flips instead
         "tflite": {},
-        "tensorflow": {},
+        "tensorflow": TF_MUTATORS,
     }.get(seed.fmt, JSON_MUTATORS)
     pairs = [(name, 1.0) for name in BYTE_MUTATORS] + [(name, 1.5) for name in own]
     return pairs + [(name, SPECIAL_WEIGHT) for name in SPECIALS]
