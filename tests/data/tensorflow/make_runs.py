@@ -138,11 +138,39 @@ def _math_ops(v: tf.Tensor, k: tf.Tensor, rng: np.random.Generator) -> list[tf.T
     ]
 
 
+def _extra_ops(x: tf.Tensor, v: tf.Tensor, k: tf.Tensor, rng: np.random.Generator) -> list:
+    """The ops mapped after the first set: gathers, scatters, logical reductions, LRN..."""
+    raw = tf.raw_ops
+
+    def c(*shape: int) -> tf.Tensor:
+        return tf.constant(rng.standard_normal(shape).astype("float32"))
+
+    return [
+        raw.ReverseV2(tensor=v, axis=[0, 2]),
+        raw.GatherNd(params=v, indices=[[0, 1], [1, 2]]),
+        raw.ScatterNd(indices=[[1], [3], [1]], updates=c(3, 4), shape=[5, 4]),
+        raw.BroadcastTo(input=c(3, 1), shape=[2, 3, 4]),
+        raw.OneHot(indices=k % 5 - 1, depth=4, on_value=2.0, off_value=-1.0, axis=-1),
+        raw.Where(condition=v > 0),
+        raw.ClipByValue(t=v, clip_value_min=-0.5, clip_value_max=0.7),
+        raw.Rank(input=v),
+        raw.All(input=v > -1.0, axis=[1], keep_dims=False),
+        raw.Any(input=v > 1.0, axis=[0, 2], keep_dims=True),
+        raw.Cumsum(x=v, axis=1, exclusive=True, reverse=True),
+        raw.IsFinite(x=raw.Log(x=v)),
+        raw.IsInf(x=raw.Reciprocal(x=raw.Round(x=v))),
+        raw.EuclideanNorm(input=v, axis=[2], keep_dims=True),
+        raw.MaxPoolV2(input=x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME"),
+        raw.LRN(input=x, depth_radius=1, bias=1.0, alpha=0.5, beta=0.75),
+        raw.BiasAddV1(value=x, bias=c(4)),
+    ]
+
+
 def mapped_ops(rng: np.random.Generator) -> None:
     consts = np.random.default_rng(7)
 
     def fn(x: tf.Tensor, v: tf.Tensor, k: tf.Tensor) -> list[tf.Tensor]:
-        outs = _image_ops(x, consts) + _math_ops(v, k, consts)
+        outs = _image_ops(x, consts) + _math_ops(v, k, consts) + _extra_ops(x, v, k, consts)
         return [tf.identity(o, name=f"out{j}") for j, o in enumerate(outs)]
 
     concrete = tf.function(fn).get_concrete_function(

@@ -101,7 +101,7 @@ def _tiny(tmp_path: Path, op: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("op", ["Cumsum", "MadeUpOp"])
+@pytest.mark.parametrize("op", ["Bucketize", "MadeUpOp"])
 def test_an_unmapped_op_is_refused_by_name(tmp_path: Path, op: str) -> None:
     assert op not in TF_ONNX
     graph = reader.load(Source(_tiny(tmp_path, op)))
@@ -133,3 +133,71 @@ def test_saved_as_onnx_runs_in_onnxruntime_to_the_same_outputs(tmp_path: Path) -
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"image": image})
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def _const(gd: object, name: str, value: np.ndarray) -> None:
+    nd = gd.node.add(name=name, op="Const")  # type: ignore[attr-defined]
+    code = 1 if value.dtype == np.float32 else 3
+    nd.attr["dtype"].type = code
+    nd.attr["value"].tensor.dtype = code
+    for d in value.shape:
+        nd.attr["value"].tensor.tensor_shape.dim.add(size=d)
+    nd.attr["value"].tensor.tensor_content = value.tobytes()
+
+
+def _layout_graph(tmp_path: Path, fmt: str) -> Path:
+    """x -> Conv2D -> BiasAdd -> FusedBatchNormV3 -> DepthwiseConv2dNative -> MaxPool and
+    AvgPool, every op in data format ``fmt``, the same seeded weights either way."""
+    rng = np.random.default_rng(5)
+    gd = message("GraphDef")()
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = 1
+    _const(gd, "w", rng.standard_normal((3, 3, 4, 6)).astype(np.float32))
+    _const(gd, "dw", rng.standard_normal((3, 3, 6, 2)).astype(np.float32))
+    for name in ("b", "scale", "offset", "mean"):
+        _const(gd, name, rng.standard_normal(6).astype(np.float32))
+    _const(gd, "var", rng.uniform(0.5, 2, 6).astype(np.float32))
+
+    def four(h: int, w: int) -> list[int]:
+        return [1, 1, h, w] if fmt == "NCHW" else [1, h, w, 1]
+
+    def add(name: str, op: str, inputs: list[str], **attrs: object) -> None:
+        nd = gd.node.add(name=name, op=op, input=inputs)
+        nd.attr["T"].type = 1
+        nd.attr["data_format"].s = fmt.encode()
+        for key, value in attrs.items():
+            if isinstance(value, list):
+                nd.attr[key].list.i.extend(value)
+            elif isinstance(value, str):
+                nd.attr[key].s = value.encode()
+            elif isinstance(value, bool):
+                nd.attr[key].b = value
+            else:
+                nd.attr[key].f = float(value)  # type: ignore[arg-type]
+
+    add("conv", "Conv2D", ["x", "w"], strides=four(2, 1), padding="SAME")
+    add("bias", "BiasAdd", ["conv", "b"])
+    add("bn", "FusedBatchNormV3", ["bias", "scale", "offset", "mean", "var"], epsilon=0.01)
+    gd.node[-1].attr["is_training"].b = False
+    add("dw_conv", "DepthwiseConv2dNative", ["bn", "dw"], strides=four(1, 2), padding="VALID")
+    add("max", "MaxPool", ["dw_conv"], ksize=four(2, 3), strides=four(1, 2), padding="SAME")
+    add("avg", "AvgPool", ["dw_conv"], ksize=four(3, 2), strides=four(2, 1), padding="VALID")
+    path = tmp_path / f"{fmt}.pb"
+    path.write_bytes(gd.SerializeToString())
+    return path
+
+
+def test_nchw_ops_give_the_nhwc_results_transposed(tmp_path: Path) -> None:
+    """TensorFlow runs NCHW convolutions and pools only on GPUs: the NCHW mapping is held to
+    the NHWC one, which matches TensorFlow's outputs above."""
+    image = np.random.default_rng(6).standard_normal((1, 9, 10, 4)).astype(np.float32)
+    nhwc = reader.load(Source(_layout_graph(tmp_path, "NHWC")))
+    nchw = reader.load(Source(_layout_graph(tmp_path, "NCHW")))
+    assert _left_unmapped(nhwc) == _left_unmapped(nchw) == []
+    assert sum(n.op_type == "Transpose" for n in nchw.nodes) < 3  # (the weights' only)
+    want = run(nhwc, {"x": image}).outputs
+    got = run(nchw, {"x": image.transpose(0, 3, 1, 2)}).outputs
+    for name in ("max", "avg"):
+        assert want[name].ndim == 4 and want[name].size > 4
+        expect = want[name].transpose(0, 3, 1, 2)
+        np.testing.assert_allclose(got[name], expect, rtol=RTOL, atol=ATOL, err_msg=name)

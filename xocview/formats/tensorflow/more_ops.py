@@ -48,6 +48,7 @@ _UNARY = {
     "Acosh": "Acosh",
     "Atanh": "Atanh",
     "IsNan": "IsNaN",
+    "IsInf": "IsInf",
     "LogicalNot": "Not",
     "Identity": "Identity",
     "StopGradient": "Identity",
@@ -83,6 +84,7 @@ _REDUCE = {
     "Max": "ReduceMax",
     "Min": "ReduceMin",
     "Prod": "ReduceProd",
+    "EuclideanNorm": "ReduceL2",
 }
 _FLOATS = frozenset({"float16", "bfloat16", "float32", "double"})
 
@@ -276,6 +278,40 @@ def resize(nearest: bool) -> Map:
     return lower
 
 
+def logical_reduce(op_type: str) -> Map:
+    """All / Any as ReduceMin / ReduceMax of the booleans as int32."""
+
+    def lower(e: TfEmit) -> None:
+        keep = 1 if e.attr("keep_dims", False) else 0
+        ints = e.op1("Cast", [e.x(0)], attrs={"to": DTYPES["int32"].onnx_code}, dtype="int32")
+        got = e.op1(op_type, [ints, _int64(e, 1, "axes")], attrs={"keepdims": keep})
+        e.last("Cast", [got], {"to": DTYPES["bool"].onnx_code})
+
+    return lower
+
+
+def is_finite(e: TfEmit) -> None:
+    bad = e.op1(
+        "Or", [e.op1("IsNaN", [e.x(0)], dtype="bool"), e.op1("IsInf", [e.x(0)], dtype="bool")]
+    )
+    e.last("Not", [bad])
+
+
+def clip_by_value(e: TfEmit) -> None:
+    e.last("Min", [e.op1("Max", [e.x(0), e.x(1)]), e.x(2)])
+
+
+def rank(e: TfEmit) -> None:
+    n = e.op1("Size", [e.op1("Shape", [e.x(0)], dtype="int64")], dtype="int64")
+    e.last("Cast", [n], {"to": DTYPES["int32"].onnx_code})
+
+
+def cumsum(e: TfEmit) -> None:
+    attrs = {"exclusive": int(bool(e.attr("exclusive", False)))}
+    attrs["reverse"] = int(bool(e.attr("reverse", False)))
+    e.last("CumSum", [e.x(0), _int64(e, 1, "axis")], attrs)
+
+
 MORE: dict[str, Map] = {
     **{tf: unary(onnx) for tf, onnx in _UNARY.items()},
     **{tf: binary(onnx) for tf, onnx in _BINARY.items()},
@@ -306,6 +342,12 @@ MORE: dict[str, Map] = {
     "ZerosLike": like(0),
     "OnesLike": like(1),
     "Range": range_,
+    "All": logical_reduce("ReduceMin"),
+    "Any": logical_reduce("ReduceMax"),
+    "IsFinite": is_finite,
+    "ClipByValue": clip_by_value,
+    "Rank": rank,
+    "Cumsum": cumsum,
     "TopKV2": top_k,
     "ResizeBilinear": resize(False),
     "ResizeNearestNeighbor": resize(True),

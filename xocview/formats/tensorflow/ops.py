@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from xocview.formats.tensorflow.lower import NotMapped, TfEmit
 from xocview.formats.tensorflow.more_ops import MORE
+from xocview.model.dtypes import DTYPES
 
 __all__ = ["TF_ONNX"]
 
@@ -30,9 +31,10 @@ def _nchw(e: TfEmit) -> bool:
     return fmt == "NCHW"
 
 
-def _spatial(e: TfEmit, name: str, default: list[int] | None = None) -> list[int]:
-    """The H and W entries of a 4-entry attribute given in ``data_format`` order."""
-    got = [int(v) for v in e.attr(name, default or [1, 1, 1, 1])]
+def _spatial(e: TfEmit, name: str, given: list[int] | None = None) -> list[int]:
+    """The H and W entries of a 4-entry attribute (or ``given`` values) in ``data_format``
+    order."""
+    got = [int(v) for v in (given if given is not None else e.attr(name, [1, 1, 1, 1]))]
     if len(got) != 4:
         raise NotMapped(f"{name} has {len(got)} entries, not 4")
     return got[2:4] if _nchw(e) else got[1:3]
@@ -123,10 +125,13 @@ def bias_add(e: TfEmit) -> None:
     e.last("Add", [e.x(0), e.x(1)])
 
 
-def pool(op_type: str) -> Map:
+def pool(op_type: str, v2: bool = False) -> Map:
+    """MaxPool, AvgPool; ``v2``: ksize and strides are inputs 1 and 2, not attributes."""
+
     def lower(e: TfEmit) -> None:
-        attrs: dict[str, object] = {"kernel_shape": _spatial(e, "ksize")}
-        attrs.update(strides=_spatial(e, "strides"), **_padding(e))
+        ksize = _spatial(e, "ksize", e.ints(1) if v2 else None)
+        attrs: dict[str, object] = {"kernel_shape": ksize}
+        attrs.update(strides=_spatial(e, "strides", e.ints(2) if v2 else None), **_padding(e))
         _around(e, op_type, e.x(0), [], attrs)
 
     return lower
@@ -166,11 +171,23 @@ def fused_batch_norm(e: TfEmit) -> None:
         std = e.op1("Sqrt", [e.op1("Add", [var, e.const(eps, dt, "epsilon")])])
         m = e.op1("Div", [scale, std])
         a = e.op1("Sub", [offset, e.op1("Mul", [mean, m])])
-        xt = x if e.dtype(x) == dt else e.op1("Cast", [x], attrs={"to": 1}, dtype="float32")
-        e.last("Add", [e.op1("Mul", [xt, m]), a])
+        if e.dtype(x) != dt:  # half inputs, float statistics: TF's output is of x's type
+            to = {"to": DTYPES[e.dtype(x)].onnx_code}
+            m, a = (e.op1("Cast", [v], attrs=to, dtype=e.dtype(x)) for v in (m, a))
+        e.last("Add", [e.op1("Mul", [x, m]), a])
     for k, src in enumerate([mean, var, mean, var, mean], start=1):
         if k < len(e.outs):
             e.op("Identity", [src], out=[e.outs[k]])
+
+
+def lrn(e: TfEmit) -> None:
+    """TF sums squares over 2r+1 channels and scales the sum by alpha; ONNX divides alpha by
+    the window's size."""
+    size = 2 * int(e.attr("depth_radius", 5)) + 1
+    attrs: dict[str, object] = {"size": size, "alpha": float(e.attr("alpha", 1.0)) * size}
+    attrs.update(beta=float(e.attr("beta", 0.5)), bias=float(e.attr("bias", 1.0)))
+    t = e.op1("Transpose", [e.x(0)], attrs={"perm": TO_NCHW})
+    e.last("Transpose", [e.op1("LRN", [t], attrs=attrs)], {"perm": TO_NHWC})
 
 
 def _space_depth(op_type: str) -> Map:
@@ -190,6 +207,9 @@ TF_ONNX: dict[str, Map] = {
     "BiasAdd": bias_add,
     "MaxPool": pool("MaxPool"),
     "AvgPool": pool("AveragePool"),
+    "MaxPoolV2": pool("MaxPool", v2=True),
+    "LRN": lrn,
+    "BiasAddV1": bias_add,
     "MatMul": mat_mul,
     "BatchMatMul": batch_mat_mul,
     "BatchMatMulV2": batch_mat_mul,

@@ -30,6 +30,14 @@ def _int64(e: TfEmit, k: int, label: str) -> int:
         return e.op1("Cast", [t], attrs={"to": DTYPES["int64"].onnx_code}, dtype="int64")
 
 
+def _indices(e: TfEmit, k: int) -> int:
+    """Input ``k`` as int64 indices of its own shape."""
+    try:
+        return e.const(e.value(k), "int64", "indices")
+    except NotMapped:
+        return _int64(e, k, "indices")
+
+
 def reshape(e: TfEmit) -> None:
     e.last("Reshape", [e.x(0), _int64(e, 1, "shape")], {"allowzero": 1})
 
@@ -188,6 +196,52 @@ def pad(mode: str) -> Map:
     return lower
 
 
+def reverse_v2(e: TfEmit) -> None:
+    """Each listed axis read backwards: a Slice of step -1 from the last element."""
+    axes = e.ints(1)
+    k = len(axes)
+    starts, ends = e.i64([-1] * k, "starts"), e.i64([_INT_MIN] * k, "ends")
+    e.last("Slice", [e.x(0), starts, ends, e.i64(axes, "axes"), e.i64([-1] * k, "steps")])
+
+
+def gather_nd(e: TfEmit) -> None:
+    e.last("GatherND", [e.x(0), _indices(e, 1)], {"batch_dims": 0})
+
+
+def scatter_nd(e: TfEmit) -> None:
+    """(indices, updates, shape): updates summed into zeros, as TensorFlow sums repeats."""
+    zeros = e.op1("Expand", [e.const(0, e.dtype(e.x(1)), "zero"), _int64(e, 2, "shape")])
+    ins = [zeros, _indices(e, 0), e.x(1)]
+    e.last("ScatterND", ins, {"reduction": "add"})
+
+
+def broadcast_to(e: TfEmit) -> None:
+    e.last("Expand", [e.x(0), _int64(e, 1, "shape")])
+
+
+def one_hot(e: TfEmit) -> None:
+    """(indices, depth, on, off): a negative index is all ``off`` in TensorFlow but counts
+    from the end in ONNX, so it is moved out of range first."""
+    idx, depth = e.x(0), e.x(1)
+    as_idx = e.op1(
+        "Cast", [depth], attrs={"to": DTYPES[e.dtype(idx)].onnx_code}, dtype=e.dtype(idx)
+    )
+    low = e.op1("Less", [idx, e.const(0, e.dtype(idx), "zero")], dtype="bool")
+    idx = e.op1("Where", [low, as_idx, idx])
+    one = e.i64([1], "one")
+    off, on = e.op1("Reshape", [e.x(3), one]), e.op1("Reshape", [e.x(2), one])
+    values = e.op1("Concat", [off, on], attrs={"axis": 0})
+    e.last("OneHot", [idx, depth, values], {"axis": int(e.attr("axis", -1))})
+
+
+def where(e: TfEmit) -> None:
+    """The coordinates of the true (non-zero) elements, one row each."""
+    if len(e.ins) != 1:
+        raise NotMapped("Where with x and y is Select")
+    found = e.op1("NonZero", [e.x(0)], dtype="int64")
+    e.last("Transpose", [found], {"perm": [1, 0]})
+
+
 def tile(e: TfEmit) -> None:
     e.last("Tile", [e.x(0), _int64(e, 1, "repeats")])
 
@@ -210,4 +264,10 @@ SLICING: dict[str, Map] = {
     "PadV2": pad("constant"),
     "MirrorPad": pad("mirror"),
     "Tile": tile,
+    "ReverseV2": reverse_v2,
+    "GatherNd": gather_nd,
+    "ScatterNd": scatter_nd,
+    "BroadcastTo": broadcast_to,
+    "OneHot": one_hot,
+    "Where": where,
 }
