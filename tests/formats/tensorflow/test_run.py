@@ -123,16 +123,25 @@ def test_a_mapping_that_does_not_fit_leaves_the_op_with_its_reason(tmp_path: Pat
     assert len(graph.tensors) == len({t.id for t in graph.tensors})  # nothing half-written
 
 
-def test_saved_as_onnx_runs_in_onnxruntime_to_the_same_outputs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [("cnn_frozen.pb", "cnn_frozen_io.npz"), ("keras_cnn/saved_model.pb", "keras_cnn_run.npz")],
+)
+def test_saved_as_onnx_runs_in_onnxruntime_to_the_same_outputs(
+    tmp_path: Path, name: str, values: str
+) -> None:
     ort = pytest.importorskip("onnxruntime")
-    graph = _load("cnn_frozen.pb")
+    graph = _load(name)
     out = tmp_path / "m.onnx"
     save(graph, out)
-    with np.load(DATA / "cnn_frozen_io.npz") as z:
-        image, want = z["in:image"], z["out:Identity"]
+    with np.load(DATA / values) as z:
+        feeds = {k[3:]: z[k] for k in z.files if k.startswith("in:")}
+        want = {k[4:]: z[k] for k in z.files if k.startswith("out:")}
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {"image": image})
-    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    names = [o.name for o in session.get_outputs()]
+    assert sorted(names) == sorted(want)
+    for key, got in zip(names, session.run(None, feeds), strict=True):
+        np.testing.assert_allclose(got, want[key], rtol=RTOL, atol=ATOL, err_msg=key)
 
 
 def _const(gd: object, name: str, value: np.ndarray) -> None:
