@@ -119,55 +119,55 @@ def _bits(mask: int, n: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(n)]
 
 
-def strided_slice(e: TfEmit) -> None:
+def _spec(e: TfEmit) -> tuple[list[int], list[list[int]], list[int]]:
+    """The slice spec as (new axes, [starts, ends, axes, steps], shrunk axes), each entry's
+    axis counted from the front before the ellipsis and from the back after it."""
     begin, end, strides = e.ints(1), e.ints(2), e.ints(3)
     n = len(begin)
     if not (len(end) == len(strides) == n):
         raise NotMapped("begin, end and strides differ in length")
-    masks = {
-        k: _bits(int(e.attr(k, 0)), n)
-        for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
-    }
-    ell = [i for i in range(n) if masks["ellipsis_mask"][i]]
-    if len(ell) > 1:
+    names = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+    full_b, full_e, ellipsis, new_axis, shrunk = (_bits(int(e.attr(k, 0)), n) for k in names)
+    if sum(ellipsis) > 1:
         raise NotMapped("more than one ellipsis")
-    cut = ell[0] if ell else n
-
-    def axis(i: int) -> int:
-        return i if i < cut else i - n
-
-    new = [axis(i) for i in range(n) if masks["new_axis_mask"][i] and i != cut]
-    x = e.x(0)
-    if new:
-        x = e.op1("Unsqueeze", [x, e.i64(new, "new_axes")])
-    starts, ends, axes, steps, shrink = [], [], [], [], []
+    cut = ellipsis.index(True) if any(ellipsis) else n
+    axis = [i if i < cut else i - n for i in range(n)]
+    new = [axis[i] for i in range(n) if new_axis[i] and i != cut]
+    table: list[list[int]] = [[], [], [], []]
+    shrink = []
     for i in range(n):
-        if i == cut or masks["new_axis_mask"][i]:
-            continue
         s = strides[i]
+        if i == cut or new_axis[i] or (full_b[i] and full_e[i] and s == 1 and not shrunk[i]):
+            continue
         if s == 0:
             raise NotMapped("a stride is 0")
-        if masks["shrink_axis_mask"][i]:
-            b = begin[i]
-            starts.append(b)
-            ends.append(_INT_MAX if b == -1 else b + 1)
-            steps.append(1)
-            axes.append(axis(i))
-            shrink.append(axis(i))
-            continue
-        full_b, full_e = masks["begin_mask"][i], masks["end_mask"][i]
-        if full_b and full_e and s == 1:
-            continue
-        starts.append((0 if s > 0 else _INT_MAX) if full_b else begin[i])
-        ends.append((_INT_MAX if s > 0 else _INT_MIN) if full_e else end[i])
-        steps.append(s)
-        axes.append(axis(i))
+        if shrunk[i]:
+            row = [begin[i], _INT_MAX if begin[i] == -1 else begin[i] + 1, axis[i], 1]
+            shrink.append(axis[i])
+        else:
+            first = (0 if s > 0 else _INT_MAX) if full_b[i] else begin[i]
+            row = [first, (_INT_MAX if s > 0 else _INT_MIN) if full_e[i] else end[i], axis[i], s]
+        for column, v in zip(table, row, strict=True):
+            column.append(v)
+    return new, table, shrink
+
+
+def strided_slice(e: TfEmit) -> None:
+    """Unsqueeze (new axes), Slice, Squeeze (shrunk axes): the ones the spec needs."""
+    new, (starts, ends, axes, steps), shrink = _spec(e)
+    chain: list[tuple[str, list[int]]] = []  # each op after the one before, the last into y
+    if new:
+        chain.append(("Unsqueeze", [e.i64(new, "new_axes")]))
     if axes:
-        ins = [x, e.i64(starts, "starts"), e.i64(ends, "ends"), e.i64(axes, "axes")]
-        x = e.op1("Slice", [*ins, e.i64(steps, "steps")])
+        ins = [e.i64(starts, "starts"), e.i64(ends, "ends"), e.i64(axes, "axes")]
+        chain.append(("Slice", [*ins, e.i64(steps, "steps")]))
     if shrink:
-        x = e.op1("Squeeze", [x, e.i64(shrink, "shrink")])
-    e.last("Identity", [x])
+        chain.append(("Squeeze", [e.i64(shrink, "shrink")]))
+    x = e.x(0)
+    for op_type, rest in chain[:-1]:
+        x = e.op1(op_type, [x, *rest])
+    last, rest = chain[-1] if chain else ("Identity", [])
+    e.last(last, [x, *rest])
 
 
 def gather_v2(e: TfEmit) -> None:
