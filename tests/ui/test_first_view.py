@@ -288,3 +288,28 @@ def test_a_torchscript_archive_s_first_view_fits(qapp, name: str) -> None:  # ty
     assert drawing is not None and fits(drawing) and boxes_of(drawing) >= MIN_BOXES
     if name == "ts_gpt2_trace":
         assert any(n.metadata.get("derived") == "cluster" for n in graph.nodes)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "same_model/saved_model",
+        "same_model/model.tflite",
+        "same_model/model.keras",
+        "tensorflow/cnn_frozen.pb",
+        "tensorflow/keras_cnn",
+    ],
+)
+def test_tensorflow_family_files_first_views_fit_and_show_their_layers(qapp, path: str) -> None:  # type: ignore[no-untyped-def]
+    """A SavedModel's serving function, a frozen graph's name scopes, a TFLite or Keras
+    model's layers: the first view fits and each layer is a box, not a sprawl of its ops."""
+    graph = load(REPO / "tests" / "data" / path)
+    _, drawing = first_view_state(graph, Hierarchy(graph))
+    assert drawing is not None and fits(drawing) and boxes_of(drawing) >= 5
+    if path == "same_model/saved_model":
+        shown = {graph.node(k).metadata.get("name") for k in drawing.keys if k in _ids(graph)}
+        assert {"stem_1", "dw_1", "head_1"} <= shown  # Keras layer scopes, closed
+
+
+def _ids(graph: Graph) -> set[str]:
+    return {n.id for n in graph.nodes}
