@@ -40,7 +40,20 @@ def _left_unmapped(graph: Graph) -> list[str]:
     ]
 
 
+def _groups_agree(graph: Graph) -> None:
+    """Each node's parent lists it among its children, and each child names its parent."""
+    by_id = {n.id: n for n in graph.nodes}
+    assert len(by_id) == len(graph.nodes)
+    for n in graph.nodes:
+        parent = n.metadata.get("parent_id")
+        if parent is not None:
+            assert n.id in by_id[parent].metadata["children_ids"], n.id
+        for child in n.metadata.get("children_ids", []):
+            assert by_id[child].metadata["parent_id"] == n.id, child
+
+
 def _check(graph: Graph, values: Path) -> None:
+    _groups_agree(graph)
     with np.load(values) as z:
         feeds = {k[3:]: z[k] for k in z.files if k.startswith("in:")}
         want = {k[4:]: z[k] for k in z.files if k.startswith("out:")}
@@ -67,6 +80,13 @@ def test_frozen_graph_runs_to_tensorflows_outputs(name: str) -> None:
 def test_saved_model_runs_to_tensorflows_outputs(name: str) -> None:
     graph = _load(f"{name}/saved_model.pb")
     assert _left_unmapped(graph) == []
+    by_id = {n.id: n for n in graph.nodes}
+    matmul = next(n for n in graph.nodes if n.metadata.get("tf", {}).get("op") == "MatMul")
+    up, calls = matmul.metadata.get("parent_id"), []  # still inside the call's body
+    while up is not None:
+        calls += [up] if "function" in by_id[up].metadata.get("tf", {}) else []
+        up = by_id[up].metadata.get("parent_id")
+    assert calls
     _check(graph, DATA / f"{name}_run.npz")
 
 
