@@ -148,3 +148,14 @@ def test_a_constant_whose_bytes_do_not_fit_its_shape_says_so_when_read(tmp_path:
 def test_onnx_and_other_protobufs_are_not_taken_for_tensorflow() -> None:
     onnx_file = DATA.parent / "contrib" / "bert_fast_gelu.onnx"
     assert reader.sniff(Source(onnx_file)) is not None
+
+
+def test_a_tf1_saved_model_binds_its_variables_by_name_and_runs() -> None:
+    from xocview.executor import run
+
+    graph = load(DATA / "tf1_mlp")
+    keys = {t.metadata.get("checkpoint_key") for t in graph.tensors if t.kind == "weight"}
+    assert {"hidden/kernel", "hidden/bias", "out/kernel"} <= keys
+    with np.load(DATA / "tf1_mlp_io.npz") as z:
+        out = run(graph, {"x": z["x"]}).outputs["y"]
+        np.testing.assert_allclose(np.asarray(out), z["y"], rtol=1e-5, atol=1e-6)
