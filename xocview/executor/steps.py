@@ -219,7 +219,9 @@ def node_step(
                 "the file holds no graph to run: open a graph of the same model (ONNX, .pt2)"
             )
         if domain not in _KERNEL_DOMAINS:
-            raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}")
+            why = node.metadata.get("not_mapped")  # a reader says why the op has no ONNX form
+            reason = f": {why}" if isinstance(why, str) and why else ""
+            raise UnsupportedOp(f"no kernel for op {node.op_type!r} of domain {domain!r}{reason}")
         opset = opsets.get("" if domain in _DEFAULT_DOMAINS else domain)
         if opset is None and domain not in _DEFAULT_DOMAINS and opsets:
             raise UnsupportedOp(

@@ -159,3 +159,17 @@ def test_a_tf1_saved_model_binds_its_variables_by_name_and_runs() -> None:
     with np.load(DATA / "tf1_mlp_io.npz") as z:
         out = run(graph, {"x": z["x"]}).outputs["y"]
         np.testing.assert_allclose(np.asarray(out), z["y"], rtol=1e-5, atol=1e-6)
+
+
+def test_a_run_refusing_an_unmapped_op_says_why_the_reader_left_it() -> None:
+    from xocview.errors import RunError
+    from xocview.executor import run
+
+    path_graph = _load("ops_frozen.pb")
+    node = next(n for n in path_graph.nodes if n.op_type == "Softmax")
+    node.op_type = "Bucketize"
+    node.metadata.update(domain="tensorflow", not_mapped="its boundaries are not constant")
+    with np.load(DATA / "ops_frozen_io.npz") as z:
+        feeds = {k[3:]: z[k] for k in z.files if k.startswith("in:")}
+    with pytest.raises(RunError, match=r"'Bucketize' of domain 'tensorflow': its boundaries"):
+        run(path_graph, feeds)
