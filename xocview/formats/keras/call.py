@@ -1,11 +1,11 @@
-"""One Keras layer call being lowered to ONNX operators (``Call``), kept aside until the
-lowering succeeds: the nodes it wrote and the tensors between them.
+"""One Keras layer call being lowered to ONNX operators (``Call``): the shared ONNX emitter
+reading the layer's config and weights.
 
 A lowering reads the layer's config (``c.cfg("units")``), its input tensors (``c.x``,
 ``c.xs``) and weights (``c.w(k)``) as positions in the graph, writes ONNX nodes with
-``c.op`` and returns the tensor that is the layer's output. A lowering that cannot map the
-call raises ``NotMapped`` with the reason, and the layer stays a node of domain ``keras``
-that the executor refuses by name.
+``c.op`` (one output each) and returns the tensor that is the layer's output. A lowering that
+cannot map the call raises ``NotMapped`` with the reason, and the layer stays a node of domain
+``keras`` that the executor refuses by name.
 """
 
 from __future__ import annotations
@@ -13,23 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from xocview.model import Node, Tensor
-from xocview.model.dtypes import numpy_type
+from xocview.formats.onnx_emit import MISSING, NotMapped, OnnxEmit, lookup
+from xocview.model import Tensor
 
 __all__ = ["Call", "NotMapped"]
 
-_MISSING = object()
-_BOOL_OUT = frozenset({"Equal", "Less", "Greater", "Not"})
 
-
-class NotMapped(Exception):
-    """This layer's config has no ONNX form here (the reason says which)."""
-
-
-class Call:
-    """One call of a layer: its inputs, weights and config; ``nodes`` written so far."""
+class Call(OnnxEmit):
+    """One call of a layer: its inputs, weights and config."""
 
     def __init__(
         self,
@@ -39,23 +30,14 @@ class Call:
         inputs: list[int],
         weights: list[int],
     ) -> None:
-        self.tensors, self.node_id, self.config = tensors, node_id, config
+        super().__init__(tensors, node_id)
+        self.node_id, self.config = node_id, config
         self.inputs, self.weights = inputs, weights
-        self.nodes: list[Node] = []
-        self.made: set[int] = set()
         self.by_rank = False  # wrote ops that work out a rank when run (see Builder.hints)
-        self._ids: set[str] = set()
 
-    # -- reading the layer --------------------------------------------------------------------
-
-    def cfg(self, key: str, default: Any = _MISSING) -> Any:
+    def cfg(self, key: str, default: Any = MISSING) -> Any:
         """A config value; ``default`` when the config leaves it out or null."""
-        value = self.config.get(key)
-        if value is None:
-            if default is _MISSING:
-                raise NotMapped(f"config value {key!r} is missing")
-            return default
-        return value
+        return lookup(self.config, key, default, "config value")
 
     @property
     def x(self) -> int:
@@ -77,17 +59,6 @@ class Call:
     def weight_shape(self, k: int) -> list[int]:
         return list(self.tensors[self.w(k)].shape)
 
-    def rank(self, t: int) -> int:
-        tensor = self.tensors[t]
-        if tensor.metadata.get("rank_unknown"):
-            raise NotMapped(f"the rank of {tensor.id!r} is unknown")
-        return len(tensor.shape)
-
-    def dtype(self, t: int) -> str:
-        return self.tensors[t].dtype
-
-    # -- writing ------------------------------------------------------------------------------
-
     def op(
         self,
         op_type: str,
@@ -95,43 +66,8 @@ class Call:
         attrs: dict[str, Any] | None = None,
         dtype: str | None = None,
     ) -> int:
-        """Write one ONNX node with one new output (typed ``dtype``, else as its first input)."""
-        like = dtype or ("bool" if op_type in _BOOL_OUT else self.dtype(inputs[0]))
-        out = self.fresh(op_type.lower(), like)
-        nid = self._id(f"{self.node_id}/{op_type}")
-        self.nodes.append(Node(nid, op_type, list(inputs), [out], dict(attrs or {})))
-        return out
-
-    def const(self, values: Any, dtype: str, label: str) -> int:
-        """A small weight tensor holding ``values``."""
-        np_type = numpy_type(dtype)
-        if np_type is None:
-            raise NotMapped(f"no constant of type {dtype}")
-        data = np.asarray(values, dtype=np_type)
-        return self.fresh(label, dtype, list(data.shape), data, "weight")
+        """Write one ONNX node; its one new output."""
+        return self.op1(op_type, inputs, attrs=attrs, dtype=dtype)
 
     def ints(self, values: Sequence[int], label: str) -> int:
-        return self.const(list(values), "int64", label)
-
-    def fresh(
-        self,
-        label: str,
-        dtype: str,
-        shape: list[int] | None = None,
-        data: np.ndarray | None = None,
-        kind: str = "activation",
-    ) -> int:
-        """A new tensor of this call (``shape`` None: known when it runs)."""
-        metadata: dict[str, Any] = {} if shape is not None else {"rank_unknown": True}
-        tid = self._id(f"{self.node_id}/{label}")
-        self.tensors.append(Tensor(tid, kind, shape or [], dtype, metadata, data))
-        self.made.add(len(self.tensors) - 1)
-        return len(self.tensors) - 1
-
-    def _id(self, wanted: str) -> str:
-        got, k = wanted, 1
-        while got in self._ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        self._ids.add(got)
-        return got
+        return self.i64(values, label)

@@ -1,11 +1,11 @@
-"""What one ATen node's lowering writes: ONNX operators, their constants and the tensors
-between them, kept aside until the lowering succeeds (``Emit``).
+"""What one ATen node's lowering writes (``Emit``): the shared ONNX emitter reading the node's
+arguments by their ATen schema names.
 
-A lowering reads the node's arguments by their ATen schema names (``e.arg("dim")``), its
-tensors as positions in the graph (``e.x("self")``) with their shapes and dtypes, and writes
-ONNX nodes with ``e.op``; the last op writes the ATen node's own outputs (``out=e.outs``). A
-lowering that cannot map a node raises ``NotMapped`` with the reason, and the node stays an
-ATen node that the executor refuses by name.
+A lowering reads arguments by name (``e.arg("dim")``), its tensors as positions in the graph
+(``e.x("self")``) with their shapes and dtypes, and writes ONNX nodes with ``e.op``; the last
+op writes the ATen node's own outputs (``out=e.outs``). A lowering that cannot map a node
+raises ``NotMapped`` with the reason, and the node stays an ATen node that the executor
+refuses by name.
 """
 
 from __future__ import annotations
@@ -13,30 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from xocview.formats.onnx_emit import FLOATS, INTS, MISSING, NotMapped, OnnxEmit, lookup
 from xocview.formats.pytorch.pt2_schema import Ref
-from xocview.model import Node, Tensor
-from xocview.model.dtypes import DTYPES, numpy_type
+from xocview.model import Tensor
 
 __all__ = ["FLOATS", "INTS", "Emit", "NotMapped", "Values"]
-
-FLOATS = frozenset({"float16", "bfloat16", "float32", "double"})
-INTS = frozenset({"uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"})
-_MISSING = object()
-# ONNX ops whose output dtype is not their input's.
-_OUT_DTYPES = {
-    **dict.fromkeys(
-        ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or"),
-        "bool",
-    ),
-    **dict.fromkeys(("Xor", "IsNaN"), "bool"),
-    **dict.fromkeys(("Shape", "Size", "ArgMax", "ArgMin", "NonZero"), "int64"),
-}
-
-
-class NotMapped(Exception):
-    """This node's arguments have no ONNX form here (the reason says which)."""
 
 
 class Values:
@@ -47,8 +28,10 @@ class Values:
         self.value = value
 
 
-class Emit:
-    """One ATen node's lowering in progress: ``nodes`` written so far, tensors it made."""
+class Emit(OnnxEmit):
+    """One ATen node's lowering in progress; ``bound`` the outputs it wrote."""
+
+    op = OnnxEmit.write
 
     def __init__(
         self,
@@ -58,23 +41,15 @@ class Emit:
         outs: list[str | None],
         read: set[str] | frozenset[str] = frozenset(),
     ) -> None:
+        super().__init__(values.tensors, fx)
         self.values, self.fx, self.args = values, fx, args
         self.out_names = outs
         self.read = read  # the values later nodes read or the graph returns
-        self.nodes: list[Node] = []
-        self._ids: set[str] = set()
-        self.bound: set[int] = set()  # ATen outputs the lowering wrote
+        self.bound: set[int] = set()
 
-    # -- reading the ATen node ---------------------------------------------------------------
-
-    def arg(self, name: str, default: Any = _MISSING) -> Any:
+    def arg(self, name: str, default: Any = MISSING) -> Any:
         """An argument by its schema name; ``default`` when the file leaves it out or null."""
-        value = self.args.get(name)
-        if value is None:
-            if default is _MISSING:
-                raise NotMapped(f"argument {name!r} is missing")
-            return default
-        return value
+        return lookup(self.args, name, default, "argument")
 
     def has(self, name: str) -> bool:
         return self.args.get(name) is not None
@@ -108,61 +83,8 @@ class Emit:
     def outs(self) -> list[int]:
         return [self.out(0)]
 
-    def shape(self, t: int) -> list[int]:
-        tensor = self.values.tensors[t]
-        if tensor.metadata.get("rank_unknown"):
-            raise NotMapped(f"the rank of {tensor.id!r} is unknown")
-        return list(tensor.shape)
-
-    def rank(self, t: int) -> int:
-        return len(self.shape(t))
-
-    def dtype(self, t: int) -> str:
-        return self.values.tensors[t].dtype
-
     def out_dtype(self, k: int = 0) -> str:
         return self.dtype(self.out(k))
-
-    def dim(self, t: int, d: int) -> int:
-        """A static size; NotMapped when the size is symbolic."""
-        shape = self.shape(t)
-        n = shape[d]
-        if n < 0:
-            raise NotMapped(f"dimension {d} of {self.values.tensors[t].id!r} has no fixed size")
-        return n
-
-    # -- writing ------------------------------------------------------------------------------
-
-    def op(
-        self,
-        op_type: str,
-        inputs: Sequence[int | None],
-        attrs: dict[str, Any] | None = None,
-        out: Sequence[int] | int = 1,
-        dtype: str | None = None,
-    ) -> list[int]:
-        """Write one ONNX node; returns its outputs (``out`` given, or ``out`` new ones typed
-        ``dtype``, by default the first input's)."""
-        if isinstance(out, int):
-            like = dtype or _OUT_DTYPES.get(op_type) or self._like(op_type, inputs)
-            outs = [self.fresh(f"{op_type.lower()}", like) for _ in range(out)]
-        else:
-            outs = list(out)
-        nid = self._id(f"{self.fx}/{op_type}")
-        present = [t for t in inputs if t is not None]
-        metadata: dict[str, Any] = {}
-        if len(present) < len(inputs):
-            metadata["omitted_inputs"] = [k for k, t in enumerate(inputs) if t is None]
-        self.nodes.append(Node(nid, op_type, present, outs, dict(attrs or {}), metadata))
-        return outs
-
-    def _like(self, op_type: str, inputs: Sequence[int | None]) -> str:
-        """An op's output dtype when it is its (first data) input's."""
-        data = inputs[1:] if op_type == "Where" else inputs
-        return next((self.dtype(t) for t in data if t is not None), "undefined")
-
-    def op1(self, op_type: str, inputs: Sequence[int | None], **kw: Any) -> int:
-        return self.op(op_type, inputs, **kw)[0]
 
     def emit(
         self, op_type: str, inputs: Sequence[int | None], attrs: dict[str, Any] | None = None
@@ -170,25 +92,17 @@ class Emit:
         """Write the node's last op, the one that makes its (first) output."""
         self.op(op_type, inputs, attrs, out=self.outs)
 
-    def const(self, values: Any, dtype: str, label: str) -> int:
-        """A small weight tensor holding ``values`` as ``dtype``."""
-        np_type = numpy_type(dtype)
-        if np_type is None:
-            raise NotMapped(f"no constant of type {dtype}")
-        data = np.asarray(values, dtype=np_type)
-        return self.fresh(label, dtype, list(data.shape), data, "weight")
-
     def ints(self, items: Sequence[Any], label: str) -> int:
         """A 1-D int64 tensor of ``items`` (ints, and symbolic ints as Refs): a constant, or a
         Concat of constant runs and the symbols' one-element tensors."""
         if all(isinstance(v, int) for v in items):
-            return self.const(list(items), "int64", label)
+            return self.i64(list(items), label)
         parts: list[int] = []
         run: list[int] = []
         for v in items:
             if isinstance(v, Ref) and v.sym:
                 if run:
-                    parts.append(self.const(run, "int64", label))
+                    parts.append(self.i64(run, label))
                     run = []
                 parts.append(self.cast(self.values.value(v.name), "int64"))
             elif isinstance(v, int):
@@ -196,7 +110,7 @@ class Emit:
             else:
                 raise NotMapped(f"{label} holds {type(v).__name__}, not integers")
         if run:
-            parts.append(self.const(run, "int64", label))
+            parts.append(self.i64(run, label))
         return self.op1("Concat", parts, attrs={"axis": 0})
 
     def scalar(self, value: Any, dtype: str, label: str) -> int:
@@ -205,32 +119,3 @@ class Emit:
             t = self.cast(self.values.value(value.name), dtype)
             return self.op1("Squeeze", [t])
         return self.const(value, dtype, label)
-
-    def cast(self, t: int, dtype: str) -> int:
-        if self.dtype(t) == dtype:
-            return t
-        return self.op1("Cast", [t], attrs={"to": DTYPES[dtype].onnx_code}, dtype=dtype)
-
-    def fresh(
-        self,
-        label: str,
-        dtype: str,
-        shape: list[int] | None = None,
-        data: np.ndarray | None = None,
-        kind: str = "activation",
-    ) -> int:
-        """A new tensor of this lowering (``shape`` None: unknown until run)."""
-        tensors = self.values.tensors
-        tid = self._id(f"{self.fx}/{label}")
-        metadata: dict[str, Any] = {} if shape is not None else {"rank_unknown": True}
-        tensors.append(Tensor(tid, kind, shape or [], dtype, metadata, data))
-        return len(tensors) - 1
-
-    def _id(self, wanted: str) -> str:
-        ids = self._ids
-        got, k = wanted, 1
-        while got in ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        ids.add(got)
-        return got
