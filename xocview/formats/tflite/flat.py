@@ -73,18 +73,26 @@ class Flat:
         except FormatError:
             raise
         except _READ_ERRORS as e:
-            raise self.error(
-                place, "an offset or length points outside the file", "a whole TFLite flatbuffer"
-            ) from e
+            raise self._outside(place) from e
 
     def get(self, place: str, read: Callable[[], T]) -> T:
-        with self.at(place):
+        # try/except rather than ``at``: a with-block costs more than most reads it guards
+        try:
             return read()
+        except _READ_ERRORS as e:
+            raise self._outside(place) from e
 
     def item(self, place: str, read: Callable[[int], Any], k: int) -> Any:
         """Element ``k`` of a vector of tables (``model.Subgraphs``)."""
-        with self.at(place):
+        try:
             return read(k)
+        except _READ_ERRORS as e:
+            raise self._outside(place) from e
+
+    def _outside(self, place: str) -> FormatError:
+        return self.error(
+            place, "an offset or length points outside the file", "a whole TFLite flatbuffer"
+        )
 
     def count(self, place: str, read: Callable[[], int], item: int = 4) -> int:
         """A vector's length, checked to fit in the file (``item`` bytes per element)."""
