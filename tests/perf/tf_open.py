@@ -80,7 +80,7 @@ def main() -> None:
             graph = load(path)
             anchor, name = ANCHORS[kind]
             t_tf, t_ours, ratio = paired_times(
-                lambda: anchor(path), lambda: load(path), args.repeat
+                lambda a=anchor, p=path: a(p), lambda p=path: load(p), args.repeat
             )
             print(
                 f"{kind:16} {len(graph.nodes):5} nodes  {name}: {t_tf * 1000:8.1f} ms  "
