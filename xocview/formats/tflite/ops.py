@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xocview.formats.tflite.index_ops import INDEX
 from xocview.formats.tflite.lower import Lower, NotMapped
 from xocview.formats.tflite.more_ops import MORE
 
@@ -368,6 +369,7 @@ TFLITE_ONNX: dict[str, Map] = {
     "QUANTIZE": quantize,
     "DEQUANTIZE": dequantize,
     **MORE,
+    **INDEX,
 }
 
 
