@@ -14,6 +14,7 @@ from collections.abc import Callable
 from xocview.formats.tflite.index_ops import INDEX
 from xocview.formats.tflite.lower import Lower, NotMapped
 from xocview.formats.tflite.more_ops import MORE
+from xocview.formats.tflite.spatial_ops import SPATIAL
 
 __all__ = ["TFLITE_ONNX", "mapping", "quant_params"]
 
@@ -370,6 +371,7 @@ TFLITE_ONNX: dict[str, Map] = {
     "DEQUANTIZE": dequantize,
     **MORE,
     **INDEX,
+    **SPATIAL,
 }
 
 
