@@ -14,6 +14,7 @@ from collections.abc import Callable
 from xocview.formats.tflite.index_ops import INDEX
 from xocview.formats.tflite.lower import Lower, NotMapped
 from xocview.formats.tflite.more_ops import MORE
+from xocview.formats.tflite.recurrent import RECURRENT
 from xocview.formats.tflite.spatial_ops import SPATIAL
 
 __all__ = ["TFLITE_ONNX", "mapping", "quant_params"]
@@ -251,10 +252,24 @@ def strided_slice(e: Lower) -> None:
 
 
 def slice_(e: Lower) -> None:
+    if not all(e.tensors[e.x(k)].kind == "weight" for k in (1, 2)):
+        _slice_computed(e)
+        return
     begin, size = e.ints(1), e.ints(2)
     ends = [_INT_MAX if n == -1 else b + n for b, n in zip(begin, size, strict=True)]
     axes = list(range(len(begin)))
     e.last("Slice", [e.x(0), e.i64(begin, "starts"), e.i64(ends, "ends"), e.i64(axes, "axes")])
+
+
+def _slice_computed(e: Lower) -> None:
+    """begin and size made by the graph (as a WHILE body's TensorList reads are): a size of -1
+    runs to the end."""
+    n = e.dim(e.x(1), 0)
+    begin = e.cast(e.x(1), "int64")
+    size = e.cast(e.x(2), "int64")
+    whole = e.op1("Equal", [size, e.i64([-1], "to_end")])
+    ends = e.op1("Where", [whole, e.i64([_INT_MAX], "end"), e.op1("Add", [begin, size])])
+    e.last("Slice", [e.x(0), begin, ends, e.i64(list(range(n)), "axes")])
 
 
 def squeeze(e: Lower) -> None:
@@ -372,6 +387,7 @@ TFLITE_ONNX: dict[str, Map] = {
     **MORE,
     **INDEX,
     **SPATIAL,
+    **RECURRENT,
 }
 
 
