@@ -15,55 +15,24 @@ from collections.abc import Callable
 
 import numpy as np
 
+from xocview.formats.keras.attention import ATTENTION
 from xocview.formats.keras.call import Call, NotMapped
+from xocview.formats.keras.common import (
+    activate,
+    channels_last,
+    clip,
+    pads,
+    to_first,
+    to_last,
+    tuple_of,
+)
+from xocview.formats.keras.more_layers import MORE
+from xocview.formats.keras.recurrent import RECURRENT
+from xocview.formats.keras.spatial import SPATIAL
 
 __all__ = ["KERAS_ONNX", "WEIGHTLESS", "activate"]
 
 Lower = Callable[[Call], int]
-
-_SIMPLE = {
-    "relu": "Relu",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "elu": "Elu",
-    "selu": "Selu",
-    "softplus": "Softplus",
-    "softsign": "Softsign",
-    "exponential": "Exp",
-    "mish": "Mish",
-}
-
-
-def activate(c: Call, x: int, name: object) -> int:
-    """``x`` through the Keras activation called ``name`` (a string; ``linear`` is none)."""
-    if isinstance(name, dict):  # a serialized function object: its registered name
-        name = name.get("config", name.get("class_name"))
-    if name in (None, "linear"):
-        return x
-    if not isinstance(name, str):
-        raise NotMapped("the activation is not named")
-    if name in _SIMPLE:
-        return c.op(_SIMPLE[name], [x])
-    if name in ("swish", "silu"):
-        return c.op("Mul", [x, c.op("Sigmoid", [x])])
-    if name == "gelu":  # keras.activations.gelu: exact (erf) unless approximate=True
-        return c.op("Gelu", [x], {"approximate": "none"})
-    if name == "softmax":
-        return c.op("Softmax", [x], {"axis": -1})
-    if name == "relu6":
-        return _clip(c, x, 0.0, 6.0)
-    if name == "leaky_relu":
-        return c.op("LeakyRelu", [x], {"alpha": 0.2})
-    if name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
-        return c.op("HardSigmoid", [x], {"alpha": 1.0 / 6.0, "beta": 0.5})
-    raise NotMapped(f"activation {name!r} has no mapping")
-
-
-def _clip(c: Call, x: int, low: float, high: float | None) -> int:
-    ins = [x, c.const(low, c.dtype(x), "min")]
-    if high is not None:
-        ins.append(c.const(high, c.dtype(x), "max"))
-    return c.op("Clip", ins)
 
 
 def _dense(c: Call) -> int:
@@ -71,42 +40,6 @@ def _dense(c: Call) -> int:
     if c.cfg("use_bias", True):
         y = c.op("Add", [y, c.w(1)])
     return activate(c, y, c.cfg("activation", "linear"))
-
-
-def _channels_last(c: Call) -> bool:
-    fmt = c.cfg("data_format", "channels_last")
-    if fmt not in ("channels_last", "channels_first"):
-        raise NotMapped(f"data_format {fmt!r}")
-    return bool(fmt == "channels_last")
-
-
-def _to_first(c: Call, x: int, n: int) -> int:
-    """NHWC -> NCHW for ``n`` spatial axes (nothing when the layer is channels-first)."""
-    if not _channels_last(c):
-        return x
-    return c.op("Transpose", [x], {"perm": [0, n + 1, *range(1, n + 1)]})
-
-
-def _to_last(c: Call, y: int, n: int) -> int:
-    if not _channels_last(c):
-        return y
-    return c.op("Transpose", [y], {"perm": [0, *range(2, n + 2), 1]})
-
-
-def _tuple(c: Call, key: str, n: int, default: object = None) -> list[int]:
-    value = c.cfg(key, default)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value] * n
-    if not isinstance(value, list | tuple) or len(value) != n:
-        raise NotMapped(f"config value {key!r} is not {n} integers")
-    return [int(v) for v in value]
-
-
-def _pads(c: Call) -> str:
-    padding = str(c.cfg("padding", "valid")).lower()
-    if padding not in ("valid", "same"):
-        raise NotMapped(f"padding {padding!r}")
-    return "SAME_UPPER" if padding == "same" else "VALID"  # TF puts the odd pixel at the end
 
 
 def _conv(depthwise: bool) -> Lower:
@@ -122,15 +55,15 @@ def _conv(depthwise: bool) -> Lower:
         k = c.op("Transpose", [k], {"perm": [n + 1, n, *range(n)]})
         attrs = {
             "kernel_shape": kernel[:n],
-            "strides": _tuple(c, "strides", n, 1),
-            "dilations": _tuple(c, "dilation_rate", n, 1),
-            "auto_pad": _pads(c),
+            "strides": tuple_of(c, "strides", n, 1),
+            "dilations": tuple_of(c, "dilation_rate", n, 1),
+            "auto_pad": pads(c),
             "group": groups,
         }
-        ins = [_to_first(c, c.x, n), k]
+        ins = [to_first(c, c.x, n), k]
         if c.cfg("use_bias", True):
             ins.append(c.w(1))
-        y = _to_last(c, c.op("Conv", ins, attrs), n)
+        y = to_last(c, c.op("Conv", ins, attrs), n)
         return activate(c, y, c.cfg("activation", "linear"))
 
     return lower
@@ -138,20 +71,20 @@ def _conv(depthwise: bool) -> Lower:
 
 def _pool(op_type: str, n: int) -> Lower:
     def lower(c: Call) -> int:
-        size = _tuple(c, "pool_size", n)
+        size = tuple_of(c, "pool_size", n)
         attrs = {
             "kernel_shape": size,
-            "strides": _tuple(c, "strides", n, size),
-            "auto_pad": _pads(c),
+            "strides": tuple_of(c, "strides", n, size),
+            "auto_pad": pads(c),
         }
-        return _to_last(c, c.op(op_type, [_to_first(c, c.x, n)], attrs), n)
+        return to_last(c, c.op(op_type, [to_first(c, c.x, n)], attrs), n)
 
     return lower
 
 
 def _global_pool(op_type: str, n: int) -> Lower:
     def lower(c: Call) -> int:
-        axes = list(range(1, n + 1)) if _channels_last(c) else list(range(2, n + 2))
+        axes = list(range(1, n + 1)) if channels_last(c) else list(range(2, n + 2))
         keep = 1 if c.cfg("keepdims", False) else 0
         return c.op(op_type, [c.x, c.ints(axes, "axes")], {"keepdims": keep})
 
@@ -250,7 +183,7 @@ def _relu(c: Call) -> int:
         return c.op("LeakyRelu", [c.x], {"alpha": slope})
     if high is None:
         return c.op("Relu", [c.x])
-    return _clip(c, c.x, 0.0, float(high))
+    return clip(c, c.x, 0.0, float(high))
 
 
 def _leaky_relu(c: Call) -> int:
@@ -268,7 +201,7 @@ def _softmax(c: Call) -> int:
 
 
 def _flatten(c: Call) -> int:
-    if not _channels_last(c):
+    if not channels_last(c):
         raise NotMapped("channels_first Flatten")
     return c.op("Flatten", [c.x], {"axis": 1})
 
@@ -366,6 +299,11 @@ KERAS_ONNX: dict[str, Lower] = {
     "Concatenate": _concat,
     "Embedding": _embedding,
     "Rescaling": _rescaling,
+    "Identity": _identity,
+    **SPATIAL,
+    **MORE,
+    **RECURRENT,
+    **ATTENTION,
 }
 
 # Layers that hold no weights of their own, whatever their config (the others take theirs
@@ -380,4 +318,11 @@ WEIGHTLESS = frozenset(KERAS_ONNX) - {
     "BatchNormalization",
     "LayerNormalization",
     "Embedding",
+    *(f"Conv{n}DTranspose" for n in (1, 2, 3)),
+    "SeparableConv1D",
+    "SeparableConv2D",
+    "PReLU",
+    "GroupNormalization",
+    *RECURRENT,
+    *ATTENTION,
 }

@@ -63,11 +63,8 @@ class Weights:
             raise FormatError(self.file, place, f"cannot be read ({e})") from e
 
     def _keras3(self, key: LayerKey) -> list[tuple[str, Any, str]]:
-        group = self.h5.get(f"{key.h5}/vars")
-        if group is None:
-            return []
-        names = sorted((n for n in group if n.isdigit()), key=int)
-        return [(f"vars/{n}", group[n], f"{key.h5}/vars/{n}") for n in names]
+        group = self.h5.get(key.h5)
+        return [] if group is None else _vars(group, key.h5, "")
 
     def _legacy(self, key: LayerKey) -> list[tuple[str, Any, str]]:
         root = self.h5.get("model_weights", self.h5)
@@ -105,3 +102,18 @@ class Weights:
 
 def _text(name: object) -> str:
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+
+
+def _vars(group: Any, place: str, label: str) -> list[tuple[str, Any, str]]:
+    """A Keras 3 layer's own ``vars/0..n``, then its sub-layers' (an RNN's ``cell``,
+    Bidirectional's ``forward_layer``, MultiHeadAttention's ``query_dense``...) by name."""
+    found = []
+    own = group.get("vars")
+    if own is not None and hasattr(own, "keys"):
+        for n in sorted((n for n in own if n.isdigit()), key=int):
+            found.append((f"{label}vars/{n}", own[n], f"{place}/vars/{n}"))
+    for name in sorted(group):
+        sub = group[name]
+        if name not in ("vars", "layers") and hasattr(sub, "keys"):
+            found.extend(_vars(sub, f"{place}/{name}", f"{label}{name}/"))
+    return found

@@ -1,0 +1,170 @@
+"""The second set of Keras layers (padding, cropping, up-sampling, transposed and separable
+convolutions, PReLU, group and unit normalization, activations, RepeatVector, Dot, LSTM, GRU,
+SimpleRNN, Bidirectional, MultiHeadAttention) map onto ONNX operators and the executor's
+outputs equal Keras's own (made by tests/data/keras/make_keras_more.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from xocview.errors import RunError
+from xocview.executor import run
+from xocview.formats.keras import keras_file
+from xocview.formats.source import Source
+from xocview.model import Graph, validate
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "keras"
+NAMES = ("image", "line", "acts", "rnn", "attention")
+FILES = [f"more_{n}.keras" for n in NAMES] + [f"more_{n}.h5" for n in ("image", "rnn", "attention")]
+# Every class the generator uses, which must all be mapped.
+CLASSES = {
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "ZeroPadding3D",
+    "Cropping1D",
+    "Cropping2D",
+    "UpSampling1D",
+    "UpSampling2D",
+    "Conv1DTranspose",
+    "Conv2DTranspose",
+    "SeparableConv1D",
+    "SeparableConv2D",
+    "PReLU",
+    "GroupNormalization",
+    "UnitNormalization",
+    "Activation",
+    "Identity",
+    "RepeatVector",
+    "Dot",
+    "LSTM",
+    "GRU",
+    "SimpleRNN",
+    "Bidirectional",
+    "MultiHeadAttention",
+}
+_PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
+
+
+def _load(path: Path) -> Graph:
+    return keras_file.load(Source(path))
+
+
+def _expected() -> Any:
+    return np.load(DATA / "keras_more_outputs.npz")
+
+
+def _run(graph: Graph, model: str) -> tuple[dict[str, np.ndarray], Any]:
+    expected = _expected()
+    feeds = {
+        graph.tensors[t].id: expected[f"{model}_input_{k}"] for k, t in enumerate(graph.inputs)
+    }
+    return run(graph, feeds).outputs, expected
+
+
+def _rewrite(src: Path, dst: Path, edit: Callable[[dict], None]) -> Path:
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(dst, "w") as out:
+        for info in z.infolist():
+            data = z.read(info)
+            if info.filename == "config.json":
+                doc = json.loads(data)
+                edit(doc)
+                data = json.dumps(doc).encode()
+            out.writestr(info, data)
+    return dst
+
+
+def _layer(doc: dict, name: str) -> dict:
+    return next(e for e in doc["config"]["layers"] if e["config"]["name"] == name)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_file_loads_with_every_layer_mapped(name: str) -> None:
+    source = Source(DATA / name)
+    assert keras_file.sniff(source) is None
+    graph = _load(DATA / name)
+    validate(graph)
+    assert [n.id for n in graph.nodes if n.metadata.get("domain") == "keras"] == []
+    assert "not_mapped" not in graph.metadata["keras"]
+    assert (DATA / name).stat().st_size < 150_000
+
+
+def test_the_files_use_every_new_layer() -> None:
+    used = {n.metadata.get("class_name") for f in FILES for n in _load(DATA / f).nodes}
+    assert not CLASSES - used, CLASSES - used
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_outputs_equal_keras(name: str) -> None:
+    model = name.split(".")[0].removeprefix("more_")
+    graph = _load(DATA / name)
+    got, expected = _run(graph, model)
+    assert len(graph.outputs) == len([k for k in expected if k.startswith(f"{model}_output_")])
+    for k, t in enumerate(graph.outputs):
+        want = expected[f"{model}_output_{k}"]
+        have = got[graph.tensors[t].id]
+        assert have.shape == want.shape, graph.tensors[t].id
+        np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-5, err_msg=graph.tensors[t].id)
+
+
+def test_recurrent_weights_are_reordered_not_taken_as_stored() -> None:
+    """Swapping an LSTM's gates back to Keras's order (no reordering) changes the output, so
+    the match above is the reordering's doing."""
+    graph = _load(DATA / "more_rnn.keras")
+    gates = [
+        graph.tensors[n.inputs[1]]
+        for n in graph.nodes
+        if n.op_type == "Gather" and n.id.startswith("lstm_back/")
+    ]
+    gates = [t for t in gates if t.shape == [4]]
+    assert len(gates) == 3  # kernel, recurrent kernel, bias
+    for index in gates:
+        index.data = np.arange(4, dtype=np.int64)
+    got, expected = _run(graph, "rnn")
+    out = graph.tensors[graph.outputs[2]].id
+    assert out == "lstm_back"
+    assert np.abs(got[out] - expected["rnn_output_2"]).max() > 1e-3
+
+
+def _set(layer: str, **values: Any) -> Callable[[dict], None]:
+    return lambda doc: _layer(doc, layer)["config"].update(values)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "layer", "reason"),
+    [
+        ("more_rnn.keras", _set("lstm_back", unroll=True), "lstm_back", "unroll=True"),
+        ("more_rnn.keras", _set("bi_gru", merge_mode=None), "bi_gru", "merge_mode None"),
+        (
+            "more_image.keras",
+            _set("up_bilinear", interpolation="lanczos3"),
+            "up_bilinear",
+            "interpolation 'lanczos3'",
+        ),
+        (
+            "more_attention.keras",
+            _set("mha_qkv", attention_axes=[1, 2]),
+            "mha_qkv",
+            "attention_axes",
+        ),
+    ],
+)
+def test_configs_without_a_mapping_stay_keras_and_are_refused_by_name(
+    tmp_path: Path, name: str, edit: Callable[[dict], None], layer: str, reason: str
+) -> None:
+    graph = _load(_rewrite(DATA / name, tmp_path / name, edit))
+    node = next(n for n in graph.nodes if n.id == layer)
+    assert node.metadata.get("domain") == "keras"
+    assert reason in node.metadata["not_mapped"]
+    model = name.split(".")[0].removeprefix("more_")
+    with pytest.raises(RunError) as err:
+        _run(graph, model)
+    message = str(err.value)
+    assert layer in message and not _PY_NAMES.search(message)
