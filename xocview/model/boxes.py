@@ -17,13 +17,24 @@ if TYPE_CHECKING:
     from xocview.model.graph import Graph
     from xocview.model.hierarchy import Hierarchy
 
-__all__ = ["CONSTANT_OPS", "BoxCounts", "box_weights", "folded_constants"]
+__all__ = ["CONSTANT_OPS", "OP_GROUPS", "BoxCounts", "box_weights", "folded_constants", "op_groups"]
 
 # Operators that only make a constant, folded with the weights when all they read are weights
 # (the ONNX light models make every weight with ConstantOfShape from a shape initializer;
 # TorchScript exports pass a shared weight through Identity; a torch Linear reads its weight
 # through a Transpose).
 CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity", "Transpose"})
+# ``derived`` marks of a group that is one source operator written as several ONNX ops (an
+# ATen ``linear``, a TFLite CONV_2D, a TF Conv2D, a Keras Dense): one box to the reader.
+OP_GROUPS = frozenset({"aten", "tflite", "tensorflow", "keras"})
+
+
+def op_groups(graph: Graph) -> np.ndarray:
+    """Per node position, whether it is a group standing for one source operator."""
+    nodes = graph.nodes
+    return np.fromiter(
+        (nd.metadata.get("derived") in OP_GROUPS for nd in nodes), dtype=bool, count=len(nodes)
+    )
 
 
 def folded_constants(graph: Graph, is_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -61,7 +72,8 @@ class BoxCounts:
     ``weight``: per node, ``box_weights``. ``has_io``: the node has inputs or outputs of its
     own (an If with bodies stays a box when open; a scope becomes a frame). ``inside[g + 1]``:
     boxes directly in group g (``inside[0]``: the top level). ``total``: boxes under each node
-    when everything is open (a leaf: its weight).
+    when everything is open (a leaf: its weight), an operator's group (``OP_GROUPS``) counting
+    as the one box it is to the reader, so a layer around one such group stays a box.
     """
 
     weight: np.ndarray
@@ -76,9 +88,12 @@ class BoxCounts:
         has_io = np.diff(index.node_in_ptr[: n + 1]) + np.diff(index.node_out_ptr[: n + 1]) > 0
         weight = box_weights(graph, h)
         inside = np.bincount(h.parent + 1, weights=weight, minlength=n + 1).astype(np.int64)
-        total = np.where(h.is_group, 0.0, weight).astype(np.float64)
+        atom = op_groups(graph)
+        total = np.where(h.is_group & ~atom, 0.0, np.where(atom, 1.0, weight)).astype(np.float64)
+        in_atom = np.zeros(n, dtype=bool)
+        in_atom[h.parent >= 0] = atom[h.parent[h.parent >= 0]]
         for depth in range(int(h.depth.max(initial=0)), 0, -1):
-            at = np.flatnonzero(h.depth == depth)
+            at = np.flatnonzero((h.depth == depth) & ~in_atom)
             np.add.at(total, h.parent[at], total[at])
         return BoxCounts(weight, has_io, inside, total)
 
