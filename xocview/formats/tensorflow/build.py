@@ -27,6 +27,8 @@ __all__ = ["Builder", "VariableHook"]
 VariableHook = Callable[[Any], Tensor | None]
 _CALL_OPS = frozenset({"StatefulPartitionedCall", "PartitionedCall"})
 _DROPPED = frozenset({"NoOp"})
+# Ops that only hand a variable or constant on: they count for no scope's size.
+_QUIET = frozenset({"ReadVariableOp", "Identity"})
 MAX_DEPTH = 32
 MAX_NODES = 2_000_000
 
@@ -309,12 +311,14 @@ class Builder:
         members as the scope around it, makes no group."""
         count: dict[tuple[str, ...], int] = {}
         paths = []
-        for _, name in members:
+        for first, name in members:
             path = scope_of(name)
             paths.append(path)
+            if self.nodes[first].op_type in _QUIET:
+                continue  # drawn folded into its reader: no reason for a frame of its own
             for d in range(1, len(path) + 1):
                 count[path[:d]] = count.get(path[:d], 0) + 1
-        total = len(members)
+        total = sum(self.nodes[first].op_type not in _QUIET for first, _ in members)
         kept: dict[tuple[str, ...], str] = {}
         for path in sorted(count, key=len):
             above = next((path[:d] for d in range(len(path) - 1, 0, -1) if path[:d] in kept), ())
