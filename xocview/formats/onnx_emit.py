@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.dtypes import DTYPES, numpy_type
 
@@ -160,15 +161,14 @@ class OnnxEmit:
     ) -> int:
         """A new tensor of this mapping (``shape`` None: known when it runs)."""
         metadata: dict[str, Any] = {} if shape is not None else {"rank_unknown": True}
-        tid = self._id(f"{self.id}/{label}")
+        tid = self._tensor_id(label)
         self.tensors.append(Tensor(tid, kind, shape or [], dtype, metadata, data))
         self.made.add(len(self.tensors) - 1)
         return len(self.tensors) - 1
 
+    def _tensor_id(self, label: str) -> str:
+        """A new tensor's id: unique within the mapping (the caller renames clashes)."""
+        return self._id(f"{self.id}/{label}")
+
     def _id(self, wanted: str) -> str:
-        got, k = wanted, 1
-        while got in self._ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        self._ids.add(got)
-        return got
+        return unique(wanted, self._ids)

@@ -17,6 +17,7 @@ from xocview.errors import FormatError
 from xocview.formats.keras.call import Call, NotMapped
 from xocview.formats.keras.layers import KERAS_ONNX
 from xocview.formats.keras.weights import LayerKey, Weights, snake_case
+from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.dtypes import DTYPES
 
@@ -274,12 +275,7 @@ class Builder:
         self.nodes.extend(c.nodes)
 
     def _unique(self, wanted: str) -> str:
-        got, k = wanted, 1
-        while got in self.node_ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        self.node_ids.add(got)
-        return got
+        return unique(wanted, self.node_ids)
 
 
 class Scope:

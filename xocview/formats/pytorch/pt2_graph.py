@@ -19,6 +19,7 @@ from xocview.formats.pytorch.lowering.emit import Emit, NotMapped, Values
 from xocview.formats.pytorch.pt2_modules import ModuleTree, module_stack
 from xocview.formats.pytorch.pt2_schema import Json, Ref, argument, symbol_text, tensor_info
 from xocview.formats.pytorch.pt2_weights import Payload, Reader
+from xocview.formats.unique_ids import unique
 from xocview.model import Graph, Node, Tensor
 from xocview.model.edits.reinfer import reinfer
 
@@ -192,12 +193,7 @@ class _Builder:
         self.nodes.append(node)
 
     def _unique(self, wanted: str) -> str:
-        got, k = wanted, 1
-        while got in self.node_ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        self.node_ids.add(got)
-        return got
+        return unique(wanted, self.node_ids)
 
 
 def build_graph(

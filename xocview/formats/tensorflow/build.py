@@ -18,6 +18,7 @@ from xocview.errors import FormatError
 from xocview.formats.tensorflow.attrs import node_attrs
 from xocview.formats.tensorflow.protos import BadTensor, tensor_array
 from xocview.formats.tensorflow.refs import ZERO_OUTPUT_OPS, Ref, output_meta, parse_ref, position
+from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.scopes import scope_of
 
@@ -342,10 +343,10 @@ class Builder:
     # -- ids -----------------------------------------------------------------------------------
 
     def _node_id(self, base: str) -> str:
-        return _unique(base, self._node_ids)
+        return unique(base, self._node_ids)
 
     def _tensor_id(self, base: str) -> str:
-        return _unique(base, self._tensor_ids)
+        return unique(base, self._tensor_ids)
 
 
 def _short(name: str) -> str:
@@ -353,12 +354,3 @@ def _short(name: str) -> str:
     core = name.removeprefix("__inference_").removeprefix("__forward_")
     head, _, tail = core.rpartition("_")
     return head if head and tail.isdigit() else core
-
-
-def _unique(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        k += 1
-        name = f"{base}_{k}"
-    taken.add(name)
-    return name

@@ -1,13 +1,12 @@
-"""TensorFlow ops run as ONNX ops: what one op's mapping writes (``TfEmit``) and the pass that
-rewrites a built graph (``lower_graph``).
+"""TensorFlow ops run as ONNX ops: what one op's mapping writes (``TfEmit``, the shared ONNX
+emitter reading a TF op) and the pass that rewrites a built graph (``lower_graph``).
 
 A mapping reads the op's inputs by position (``e.x(1)``, ``e.value(1)`` for a constant's
-values), its attributes by name (``e.attr("strides")``), and writes ONNX nodes with ``e.op``;
-``e.last`` writes the op that makes output 0. What it writes is kept aside until it succeeds:
-a mapping that cannot write an op raises ``NotMapped`` with the reason, and the op stays a
-``tensorflow`` node that the executor refuses by name. The emitter follows
-``formats/tflite/lower.py``; the shared ``formats/onnx_emit.py`` was not there yet when this
-was written, so the two are to be folded into it.
+values, followed through Identity and ReadVariableOp), its attributes by name
+(``e.attr("strides")``), and writes ONNX nodes with ``e.op``; ``e.last`` writes the op that
+makes output 0. What it writes is kept aside until it succeeds: a mapping that cannot write an
+op raises ``NotMapped`` with the reason, and the op stays a ``tensorflow`` node that the
+executor refuses by name.
 """
 
 from __future__ import annotations
@@ -18,25 +17,21 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import FormatError
+from xocview.formats.onnx_emit import MISSING, NotMapped, OnnxEmit, lookup
+from xocview.formats.unique_ids import unique
 from xocview.model import Graph, Node, Tensor
-from xocview.model.dtypes import numpy_type
 from xocview.model.edits.reinfer import reinfer
 
 __all__ = ["NotMapped", "TfEmit", "lower_graph"]
 
-_MISSING = object()
 _DOMAIN = "tensorflow"
-# What a mapping raises when the file's operands do not fit it: the op stays unmapped.
 _COPIES = frozenset({"Identity", "ReadVariableOp", "StopGradient", "Snapshot"})
+# What a mapping raises when the file's operands do not fit it: the op stays unmapped.
 _ARGUMENT_ERRORS = (IndexError, ValueError, TypeError, KeyError, ZeroDivisionError)
 
 
-class NotMapped(Exception):
-    """This op has no ONNX form here (the reason says which)."""
-
-
-class TfEmit:
-    """One TF op's mapping in progress: the ONNX ``nodes`` written so far, tensors it made."""
+class TfEmit(OnnxEmit):
+    """One TF op's mapping in progress; its new tensors' ids are unique in the whole graph."""
 
     def __init__(
         self,
@@ -48,21 +43,15 @@ class TfEmit:
         through: dict[int, int] | None = None,
         tensor_ids: set[str] | None = None,
     ) -> None:
-        self.tensors, self.id, self.ins, self.outs, self.attrs = tensors, node_id, ins, outs, attrs
+        super().__init__(tensors, node_id)
+        self.ins, self.outs, self.attrs = ins, outs, attrs
         self.through = through or {}
         self.tensor_ids = tensor_ids if tensor_ids is not None else {t.id for t in tensors}
-        self.nodes: list[Node] = []
-        self._ids: set[str] = set()
 
     # -- reading the op ------------------------------------------------------------------------
 
-    def attr(self, name: str, default: Any = _MISSING) -> Any:
-        value = self.attrs.get(name)
-        if value is None:
-            if default is _MISSING:
-                raise NotMapped(f"attribute {name!r} is missing")
-            return default
-        return value
+    def attr(self, name: str, default: Any = MISSING) -> Any:
+        return lookup(self.attrs, name, default, "attribute")
 
     def has(self, k: int) -> bool:
         return 0 <= k < len(self.ins)
@@ -112,15 +101,6 @@ class TfEmit:
             raise NotMapped(f"the shape of {tensor.id!r} is not in the file")
         return list(tensor.shape)
 
-    def dim(self, t: int, d: int) -> int:
-        n = self.shape(t)[d]
-        if n < 0:
-            raise NotMapped(f"dimension {d} of {self.tensors[t].id!r} has no fixed size")
-        return n
-
-    def dtype(self, t: int) -> str:
-        return self.tensors[t].dtype
-
     # -- writing -------------------------------------------------------------------------------
 
     def op(
@@ -131,22 +111,8 @@ class TfEmit:
         out: Sequence[int] | None = None,
         dtype: str | None = None,
     ) -> list[int]:
-        """Write one ONNX node; its outputs are ``out``, or one new tensor typed ``dtype``
-        (by default its first input's)."""
-        if out is None:
-            first = next((t for t in inputs if t is not None), None)
-            like = dtype or (self.dtype(first) if first is not None else "float32")
-            out = [self.fresh(op_type.lower(), like)]
-        present = [t for t in inputs if t is not None]
-        metadata: dict[str, Any] = {}
-        if len(present) < len(inputs):
-            metadata["omitted_inputs"] = [k for k, t in enumerate(inputs) if t is None]
-        nid = self._id(f"{self.id}/{op_type}")
-        self.nodes.append(Node(nid, op_type, present, list(out), dict(attrs or {}), metadata))
-        return list(out)
-
-    def op1(self, op_type: str, inputs: Sequence[int | None], **kw: Any) -> int:
-        return self.op(op_type, inputs, **kw)[0]
+        """Write one ONNX node into ``out``, or into one new tensor."""
+        return self.write(op_type, inputs, attrs, 1 if out is None else out, dtype)
 
     def last(
         self, op_type: str, inputs: Sequence[int | None], attrs: dict[str, Any] | None = None
@@ -156,41 +122,8 @@ class TfEmit:
             raise NotMapped("the op has no output")
         self.op(op_type, inputs, attrs, out=[self.outs[0]])
 
-    def const(self, values: Any, dtype: str, label: str) -> int:
-        """A small weight tensor holding ``values`` as ``dtype``."""
-        np_type = numpy_type(dtype)
-        if np_type is None:
-            raise NotMapped(f"no constant of type {dtype}")
-        try:
-            data = np.asarray(values, dtype=np_type)
-        except (OverflowError, ValueError) as e:
-            raise NotMapped(f"{label} {values!r} does not fit {dtype}") from e
-        return self.fresh(label, dtype, list(data.shape), data, "weight")
-
-    def i64(self, values: Sequence[int], label: str) -> int:
-        return self.const(list(values), "int64", label)
-
-    def fresh(
-        self,
-        label: str,
-        dtype: str,
-        shape: list[int] | None = None,
-        data: np.ndarray | None = None,
-        kind: str = "activation",
-    ) -> int:
-        """A new tensor of this mapping (``shape`` None: known when it runs)."""
-        metadata: dict[str, Any] = {} if shape is not None else {"rank_unknown": True}
-        tid = _unique(f"{self.id}/{label}", self.tensor_ids)
-        self.tensors.append(Tensor(tid, kind, shape or [], dtype, metadata, data))
-        return len(self.tensors) - 1
-
-    def _id(self, wanted: str) -> str:
-        got, k = wanted, 1
-        while got in self._ids:
-            k += 1
-            got = f"{wanted}_{k}"
-        self._ids.add(got)
-        return got
+    def _tensor_id(self, label: str) -> str:
+        return unique(f"{self.id}/{label}", self.tensor_ids)
 
 
 Mapping = Callable[[TfEmit], None]
@@ -291,18 +224,9 @@ def _lowered(
         return [leaf]
     children = []
     for child in e.nodes:
-        child.id = _unique(child.id, ids)
+        child.id = unique(child.id, ids)
         child.metadata["parent_id"] = node.id
         children.append(child.id)
     # "derived": "tensorflow": one TF op drawn as a group of the ONNX ops it runs as
     group = {**meta, "children_ids": children, "derived": _DOMAIN}
     return [Node(node.id, node.op_type, [], [], {}, group), *e.nodes]
-
-
-def _unique(wanted: str, ids: set[str]) -> str:
-    got, k = wanted, 1
-    while got in ids:
-        k += 1
-        got = f"{wanted}_{k}"
-    ids.add(got)
-    return got
