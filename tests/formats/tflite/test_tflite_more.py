@@ -17,7 +17,7 @@ from xocview.formats.tflite import load
 from xocview.model import Graph, validate
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tflite"
-NAMES = ["index", "segment", "space", "conv3d", "recurrent"]
+NAMES = ["index", "segment", "space", "conv3d", "recurrent", "handmade"]
 
 
 @pytest.fixture(scope="module")
