@@ -10,7 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tflite.BuiltinOperator import BuiltinOperator
 
+from tests.formats.tflite.tflite_builder import Buf, Op, Spec, T, build
+from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats.source import Source
 from xocview.formats.tflite import load
@@ -53,3 +56,56 @@ def test_every_operator_is_mapped_and_runs_to_the_interpreters_outputs(
             np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-5, err_msg=f"{name} {k}")
         else:
             np.testing.assert_array_equal(value, want, err_msg=f"{name} {k}")
+
+
+def _write(tmp_path: Path, spec: Spec) -> Graph:
+    path = tmp_path / "made.tflite"
+    path.write_bytes(build(spec))
+    return load(Source(path))
+
+
+def test_one_hot_leaves_negative_and_too_large_indices_all_off(tmp_path: Path) -> None:
+    """TFLite writes no 1 for an index outside [0, depth); ONNX would count -1 from the end."""
+    four = np.asarray(4, np.int32).tobytes()
+    on, off = np.float32(2.0).tobytes(), np.float32(-1.0).tobytes()
+    ins = [T([3], 2, 0, "ids"), T([], 2, 1, "depth"), T([], 0, 2, "on"), T([], 0, 3, "off")]
+    spec = Spec(
+        tensors=[*ins, T([3, 4], 0, 0, "hot")],
+        ops=[Op(0, [0, 1, 2, 3], [4])],
+        codes=[BuiltinOperator.ONE_HOT],
+        buffers=[Buf(), Buf(four), Buf(on), Buf(off)],
+        outputs=[4],
+    )
+    graph = _write(tmp_path, spec)
+    got = run(graph, {"ids": np.asarray([-1, 2, 7], np.int32)}).outputs["hot"]
+    want = np.full((3, 4), -1.0, np.float32)
+    want[1, 2] = 2.0
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_projection_lstm_stays_unmapped_with_its_reason(tmp_path: Path) -> None:
+    weights = [T([3, 4], 0, 1, f"w{k}") for k in range(4)] + [
+        T([3, 3], 0, 2, f"r{k}") for k in range(4)
+    ]
+    biases = [T([3], 0, 3, f"b{k}") for k in range(4)]
+    tensors = [
+        T([2, 5, 4], 0, 0, "x"),
+        *weights,
+        *biases,
+        T([3, 3], 0, 2, "proj"),
+        T([2, 5, 3], 0, 0, "y"),
+    ]
+    slots = [0, *range(1, 9), -1, -1, -1, *range(9, 13), 13, -1, -1, -1, -1, -1, -1, -1]
+    spec = Spec(
+        tensors=tensors,
+        ops=[Op(0, slots, [14])],
+        codes=[BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM],
+        buffers=[Buf(), Buf(bytes(48)), Buf(bytes(36)), Buf(bytes(12))],
+        outputs=[14],
+    )
+    graph = _write(tmp_path, spec)
+    (node,) = [n for n in graph.nodes if n.op_type == "UNIDIRECTIONAL_SEQUENCE_LSTM"]
+    assert node.metadata["domain"] == "tflite"
+    assert node.metadata["not_mapped"] == "a projection LSTM"
+    with pytest.raises(RunError, match="UNIDIRECTIONAL_SEQUENCE_LSTM"):
+        run(graph, {"x": np.zeros((2, 5, 4), np.float32)})
