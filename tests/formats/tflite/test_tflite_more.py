@@ -109,3 +109,20 @@ def test_a_projection_lstm_stays_unmapped_with_its_reason(tmp_path: Path) -> Non
     assert node.metadata["not_mapped"] == "a projection LSTM"
     with pytest.raises(RunError, match="UNIDIRECTIONAL_SEQUENCE_LSTM"):
         run(graph, {"x": np.zeros((2, 5, 4), np.float32)})
+
+
+def test_right_shift_of_negative_int32_is_arithmetic(tmp_path: Path) -> None:
+    """ONNX BitShift is unsigned only; the signed shift goes through an offset and must floor."""
+    spec = Spec(
+        tensors=[T([5], 2, 0, "x"), T([5], 2, 0, "s"), T([5], 2, 0, "y")],
+        ops=[Op(0, [0, 1], [2])],
+        codes=[BuiltinOperator.RIGHT_SHIFT],
+        inputs=[0, 1],
+        outputs=[2],
+    )
+    graph = _write(tmp_path, spec)
+    x = np.asarray([-7, -1, 5, -(2**31), 2**31 - 1], np.int32)
+    s = np.asarray([1, 3, 0, 31, 30], np.int32)
+    got = run(graph, {"x": x, "s": s}).outputs["y"]
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.right_shift(x, s))
