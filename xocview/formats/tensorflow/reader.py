@@ -22,6 +22,7 @@ from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.saved_model import saved_model_graph
 from xocview.model import Graph
+from xocview.model.unread import drop_unread_weights
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
@@ -124,4 +125,6 @@ def graph_def_graph(gd: Any, file: str, title: str) -> Graph:
         info["control_nodes_dropped"] = b.dropped
     if info:
         meta["tensorflow"] = info
-    return lower_graph(Graph(title, title, tensors, nodes, inputs, outputs, meta))
+    graph = lower_graph(Graph(title, title, tensors, nodes, inputs, outputs, meta))
+    drop_unread_weights(graph)  # Consts the mappings took into attributes
+    return graph

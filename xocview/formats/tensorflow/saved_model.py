@@ -18,6 +18,7 @@ from xocview.formats.tensorflow.bundle import OBJECT_GRAPH_KEY, Bundle
 from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.refs import parse_ref
 from xocview.model import Graph, Tensor
+from xocview.model.unread import drop_unread_weights
 
 __all__ = ["saved_model_graph"]
 
@@ -59,7 +60,9 @@ def saved_model_graph(sm: Any, source: Source) -> Graph:
         info["tensorflow_version"] = mg.meta_info_def.tensorflow_version
     info["variables"] = len(keys) if bundle is not None else "no variables/ folder"
     meta = {"opset_import": [{"domain": "", "version": 20}], "tensorflow": info}
-    return lower_graph(Graph(title, title or "saved_model", tensors, nodes, inputs, outputs, meta))
+    graph = lower_graph(Graph(title, title or "saved_model", tensors, nodes, inputs, outputs, meta))
+    drop_unread_weights(graph)  # Consts the mappings took into attributes
+    return graph
 
 
 def _bundle(source: Source) -> Bundle | None:
