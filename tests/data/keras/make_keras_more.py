@@ -15,10 +15,12 @@ from typing import Any
 
 import keras
 import numpy as np
+from keras.src.saving import saving_lib
 
 K = keras
 L = keras.layers
 HERE = Path(__file__).resolve().parent
+NPZ = ("rnn", "attention")
 ACTIVATIONS = (
     "gelu",
     "silu",
@@ -123,6 +125,8 @@ def _save(outputs: dict[str, np.ndarray]) -> None:
         model.save(HERE / f"more_{name}.keras")
         if name in legacy:
             model.save(HERE / f"more_{name}.h5")
+        if name in NPZ:  # model.weights.npz (pickled Variables) instead of model.weights.h5
+            saving_lib.save_model(model, HERE / f"more_{name}_npz.keras", weights_format="npz")
         xs = [rng.standard_normal((2, *t.shape[1:])).astype("float32") for t in model.inputs]
         got = model(xs if len(xs) > 1 else xs[0], training=False)
         for k, x in enumerate(xs):

@@ -5,7 +5,9 @@ outputs equal Keras's own (made by tests/data/keras/make_keras_more.py)."""
 
 from __future__ import annotations
 
+import io
 import json
+import pickle
 import re
 import zipfile
 from collections.abc import Callable
@@ -15,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from xocview.errors import RunError
+from xocview.errors import FormatError, RunError
 from xocview.executor import run
 from xocview.formats.keras import keras_file
 from xocview.formats.source import Source
@@ -23,7 +25,12 @@ from xocview.model import Graph, validate
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "keras"
 NAMES = ("image", "line", "acts", "rnn", "attention")
-FILES = [f"more_{n}.keras" for n in NAMES] + [f"more_{n}.h5" for n in ("image", "rnn", "attention")]
+FILES = [
+    *(f"more_{n}.keras" for n in NAMES),
+    *(f"more_{n}.h5" for n in ("image", "rnn", "attention")),
+    # weights_format="npz": model.weights.npz of pickled Variables, read by a restricted unpickler
+    *(f"more_{n}_npz.keras" for n in ("rnn", "attention")),
+]
 # Every class the generator uses, which must all be mapped.
 CLASSES = {
     "ZeroPadding1D",
@@ -51,6 +58,10 @@ CLASSES = {
     "MultiHeadAttention",
 }
 _PY_NAMES = re.compile(r"\b\w+(Error|Exception)\b|Traceback")
+
+
+def _model(name: str) -> str:
+    return name.split(".")[0].removeprefix("more_").removesuffix("_npz")
 
 
 def _load(path: Path) -> Graph:
@@ -103,7 +114,7 @@ def test_the_files_use_every_new_layer() -> None:
 
 @pytest.mark.parametrize("name", FILES)
 def test_outputs_equal_keras(name: str) -> None:
-    model = name.split(".")[0].removeprefix("more_")
+    model = _model(name)
     graph = _load(DATA / name)
     got, expected = _run(graph, model)
     assert len(graph.outputs) == len([k for k in expected if k.startswith(f"{model}_output_")])
@@ -163,8 +174,96 @@ def test_configs_without_a_mapping_stay_keras_and_are_refused_by_name(
     node = next(n for n in graph.nodes if n.id == layer)
     assert node.metadata.get("domain") == "keras"
     assert reason in node.metadata["not_mapped"]
-    model = name.split(".")[0].removeprefix("more_")
+    model = _model(name)
     with pytest.raises(RunError) as err:
         _run(graph, model)
     message = str(err.value)
     assert layer in message and not _PY_NAMES.search(message)
+
+
+# -- the npz weights variant: pickles read as data ----------------------------------------------
+
+
+class _Shell:
+    """Pickles as a call of os.system: a loader that ran pickles would run the command."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+def _npy(body: bytes) -> bytes:
+    """A .npy member around a pickle, as numpy writes an object array's."""
+    header = b"{'descr': '|O', 'fortran_order': False, 'shape': (), }"
+    header += b" " * (117 - len(header)) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + body
+
+
+def _with_member(src: Path, dst: Path, member: str, edit: Callable[[bytes], bytes]) -> Path:
+    """A copy of a .keras zip whose model.weights.npz has ``member`` ``edit``ed."""
+    with zipfile.ZipFile(src) as z:
+        npz = z.read("model.weights.npz")
+        infos = [(i, z.read(i)) for i in z.infolist()]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(npz)) as inner, zipfile.ZipFile(buf, "w") as out:
+        for info in inner.infolist():
+            data = inner.read(info)
+            out.writestr(info, edit(data) if info.filename == member else data)
+    with zipfile.ZipFile(dst, "w") as out:
+        for info, data in infos:
+            out.writestr(info, buf.getvalue() if info.filename == "model.weights.npz" else data)
+    return dst
+
+
+def test_an_npz_weights_file_has_the_h5_files_weights() -> None:
+    a, b = _load(DATA / "more_rnn_npz.keras"), _load(DATA / "more_rnn.keras")
+    weights = {t.id: t.shape for t in a.tensors if t.kind == "weight" and "/vars/" in t.id}
+    assert weights == {t.id: t.shape for t in b.tensors if t.kind == "weight" and "/vars/" in t.id}
+    assert len(weights) == 36  # 12 recurrent layers or directions, 3 each
+    first = next(t for t in a.tensors if t.id == "lstm/cell/vars/0")
+    other = next(t for t in b.tensors if t.id == "lstm/cell/vars/0")
+    assert first.data is not None and first.data.shape == (4, 24)
+    np.testing.assert_array_equal(first.data, other.data)
+
+
+def test_an_npz_pickle_naming_code_is_refused_and_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    body = pickle.dumps(_Shell(marker), protocol=4)
+    path = _with_member(
+        DATA / "more_rnn_npz.keras",
+        tmp_path / "evil.keras",
+        "layers/lstm/cell.npy",
+        lambda _: _npy(body),
+    )
+    with pytest.raises(FormatError) as err:
+        _load(path)
+    message = str(err.value)
+    assert "model.weights.npz" in message and "layers/lstm/cell.npy" in message
+    assert "system" in message and not _PY_NAMES.search(message)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda d: d[:-40], "cannot be read"),  # cut short
+        (lambda d: d.replace(b"f4", b"O8"), "no numeric value"),  # objects, not numbers
+        (lambda d: _npy(pickle.dumps({"0": 1.5}, protocol=4)), "variables"),  # not an array
+        (lambda d: b"not a numpy file", "not a .npy array"),
+    ],
+)
+def test_damaged_npz_members_are_located_errors(
+    tmp_path: Path, edit: Callable[[bytes], bytes], problem: str
+) -> None:
+    path = _with_member(
+        DATA / "more_rnn_npz.keras", tmp_path / "bad.keras", "layers/simple_rnn/cell.npy", edit
+    )
+    with pytest.raises(FormatError) as err:
+        _load(path)
+    message = str(err.value)
+    assert "layers/simple_rnn/cell.npy" in message and problem in message, message
+    assert not _PY_NAMES.search(message)

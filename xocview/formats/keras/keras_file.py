@@ -10,12 +10,14 @@ attribute holds the config and whose ``model_weights`` group the weights.
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from typing import Any
 
 from xocview.errors import FormatError
-from xocview.formats.keras.archive import Archive, open_h5
+from xocview.formats.keras import npz_weights
+from xocview.formats.keras.archive import INFLATE_LIMIT, Archive, open_h5
 from xocview.formats.keras.h5_guard import read_attr
 from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
 from xocview.formats.keras.weights import H5_ERRORS, Weights
@@ -52,7 +54,8 @@ def sniff(source: Source) -> str | None:
             names = set(z.namelist())
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return None if source.path.suffix.lower() == ".keras" else "a damaged zip archive"
-    if _CONFIG in names and (_WEIGHTS in names or source.path.suffix.lower() == ".keras"):
+    weights = _WEIGHTS in names or npz_weights.MEMBER in names
+    if _CONFIG in names and (weights or source.path.suffix.lower() == ".keras"):
         return None
     return "a zip archive without config.json and model.weights.h5 (not a .keras file)"
 
@@ -71,9 +74,15 @@ def load(source: Source) -> Graph:
         return _graph(doc, f"{source.name}: model_config", Weights(h5, source.name, True), source)
     archive = Archive(source.path, source.name)
     doc = _json(archive.read(_CONFIG), f"{source.name}: {_CONFIG}")
-    if not archive.has(_WEIGHTS):
+    if archive.has(_WEIGHTS):
+        weights = Weights(archive.h5(_WEIGHTS), f"{source.name}: {_WEIGHTS}", False)
+    elif archive.has(npz_weights.MEMBER):  # save_model(weights_format="npz"): pickled
+        name = f"{source.name}: {npz_weights.MEMBER}"
+        raw = archive.read(npz_weights.MEMBER, INFLATE_LIMIT)
+        tree = npz_weights.read_tree(io.BytesIO(raw), name)
+        weights = Weights(tree, name, False)
+    else:
         raise FormatError(source.name, _WEIGHTS, "is missing from the archive", "the weights")
-    weights = Weights(archive.h5(_WEIGHTS), f"{source.name}: {_WEIGHTS}", False)
     return _graph(doc, f"{source.name}: {_CONFIG}", weights, source)
 
 
