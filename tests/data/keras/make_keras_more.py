@@ -34,6 +34,21 @@ ACTIVATIONS = (
     "mish",
     "elu",
     "relu6",
+    "celu",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "soft_shrink",
+    "hard_shrink",
+    "tanh_shrink",
+    "log_sigmoid",
+    "log_softmax",
+    "sparse_sigmoid",
+    "squareplus",
+    "sparse_plus",
+    "glu",
+    "leaky_relu",
+    "softmax",
 )
 
 
@@ -68,14 +83,18 @@ def line() -> Any:
     y = L.PReLU(name="prelu1")(y)
     v = K.Input((2, 3, 2, 2), name="volume")
     z = L.ZeroPadding3D(((1, 0), (0, 1), (1, 1)), name="pad3")(v)
+    z = L.Cropping3D(((0, 1), (1, 0), (1, 0)), name="crop3")(z)
+    z = L.UpSampling3D((1, 2, 2), name="up3")(z)
+    z = L.Conv3DTranspose(2, 2, strides=(1, 2, 1), padding="same", name="tconv3")(z)
     return K.Model([x, v], [y, z, t], name="line")
 
 
 def acts() -> Any:
     """Activation variants, Identity, RepeatVector and Dot on flat vectors."""
-    x = K.Input((6,), name="vec")
+    x = K.Input((6,), name="vec")  # scaled so activations see values beyond their kinks
     w = K.Input((6,), name="other")
-    outs = [L.Activation(a, name=f"act_{a}")(x) for a in ACTIVATIONS]
+    wide = L.Rescaling(2.0, name="wide")(x)
+    outs = [L.Activation(a, name=f"act_{a}")(wide) for a in ACTIVATIONS]
     y = L.Concatenate(name="acts")(outs)
     y = L.Identity(name="same")(y)
     r = L.RepeatVector(3, name="repeat")(x)

@@ -41,19 +41,61 @@ def activate(c: Call, x: int, name: object) -> int:
         raise NotMapped("the activation is not named")
     if name in _SIMPLE:
         return c.op(_SIMPLE[name], [x])
-    if name in ("swish", "silu"):
-        return c.op("Mul", [x, c.op("Sigmoid", [x])])
-    if name == "gelu":  # keras.activations.gelu: exact (erf) unless approximate=True
-        return c.op("Gelu", [x], {"approximate": "none"})
-    if name == "softmax":
-        return c.op("Softmax", [x], {"axis": -1})
-    if name == "relu6":
-        return clip(c, x, 0.0, 6.0)
-    if name == "leaky_relu":
-        return c.op("LeakyRelu", [x], {"alpha": 0.2})
-    if name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
-        return c.op("HardSigmoid", [x], {"alpha": 1.0 / 6.0, "beta": 0.5})
+    if name in _BUILT:
+        return _BUILT[name](c, x)
     raise NotMapped(f"activation {name!r} has no mapping")
+
+
+def _num(c: Call, x: int, value: float, label: str = "k") -> int:
+    return c.const(value, c.dtype(x), label)
+
+
+def _squareplus(c: Call, x: int) -> int:  # (x + sqrt(x^2 + 4)) / 2
+    root = c.op("Sqrt", [c.op("Add", [c.op("Mul", [x, x]), _num(c, x, 4.0)])])
+    return c.op("Mul", [c.op("Add", [x, root]), _num(c, x, 0.5)])
+
+
+def _sparse_plus(c: Call, x: int) -> int:  # 0 below -1, x above 1, (x + 1)^2 / 4 between
+    t = c.op("Add", [clip(c, x, -1.0, 1.0), _num(c, x, 1.0)])
+    q = c.op("Mul", [c.op("Mul", [t, t]), _num(c, x, 0.25)])
+    return c.op("Add", [q, c.op("Relu", [c.op("Sub", [x, _num(c, x, 1.0)])])])
+
+
+def _glu(c: Call, x: int) -> int:  # a * sigmoid(b), a and b the halves of the last axis
+    half = c.op("Div", [c.op("Shape", [x], dtype="int64"), c.ints([2], "two")])
+    half = c.op("Slice", [half, c.ints([-1], "last"), c.ints([2**62], "end")])
+    end = c.ints([2**62], "end")
+    a = c.op("Slice", [x, c.ints([0], "zero"), half, c.ints([-1], "axis")])
+    b = c.op("Slice", [x, half, end, c.ints([-1], "axis")])
+    return c.op("Mul", [a, c.op("Sigmoid", [b])])
+
+
+_BUILT: dict[str, Callable[[Call, int], int]] = {
+    "swish": lambda c, x: c.op("Mul", [x, c.op("Sigmoid", [x])]),
+    "silu": lambda c, x: c.op("Mul", [x, c.op("Sigmoid", [x])]),
+    # keras.activations.gelu: exact (erf) unless approximate=True
+    "gelu": lambda c, x: c.op("Gelu", [x], {"approximate": "none"}),
+    "softmax": lambda c, x: c.op("Softmax", [x], {"axis": -1}),
+    "log_softmax": lambda c, x: c.op("LogSoftmax", [x], {"axis": -1}),
+    "relu6": lambda c, x: clip(c, x, 0.0, 6.0),
+    "leaky_relu": lambda c, x: c.op("LeakyRelu", [x], {"alpha": 0.2}),
+    # Keras 3: relu6(x + 3) / 6, and hard_silu is x times that (ONNX's HardSwish)
+    "hard_sigmoid": lambda c, x: c.op("HardSigmoid", [x], {"alpha": 1.0 / 6.0, "beta": 0.5}),
+    "hard_silu": lambda c, x: c.op("HardSwish", [x]),
+    "hard_swish": lambda c, x: c.op("HardSwish", [x]),
+    "hard_tanh": lambda c, x: clip(c, x, -1.0, 1.0),
+    "celu": lambda c, x: c.op("Celu", [x], {"alpha": 1.0}),
+    "soft_shrink": lambda c, x: c.op("Shrink", [x], {"lambd": 0.5, "bias": 0.5}),
+    "hard_shrink": lambda c, x: c.op("Shrink", [x], {"lambd": 0.5, "bias": 0.0}),
+    "tanh_shrink": lambda c, x: c.op("Sub", [x, c.op("Tanh", [x])]),
+    "log_sigmoid": lambda c, x: c.op("Neg", [c.op("Softplus", [c.op("Neg", [x])])]),
+    "sparse_sigmoid": lambda c, x: c.op(
+        "Add", [c.op("Mul", [clip(c, x, -1.0, 1.0), _num(c, x, 0.5)]), _num(c, x, 0.5, "half")]
+    ),
+    "squareplus": _squareplus,
+    "sparse_plus": _sparse_plus,
+    "glu": _glu,
+}
 
 
 def clip(c: Call, x: int, low: float, high: float | None) -> int:
