@@ -154,9 +154,33 @@ def _save(outputs: dict[str, np.ndarray]) -> None:
             outputs[f"{name}_output_{k}"] = np.asarray(y)
 
 
+def _save_tf2(outputs: dict[str, np.ndarray]) -> None:
+    """The models tf.keras 2 (the tf_keras package) can build, as its legacy .h5: the older
+    config (inbound_nodes as lists, no shapes) and weight names (``forward_lstm/...``)."""
+    global K, L
+    try:
+        import tf_keras
+    except ImportError:
+        print("tf_keras is not installed: no *_tf2.h5 files")
+        return
+    K, L = tf_keras, tf_keras.layers
+    K.utils.set_random_seed(0)
+    rng = np.random.default_rng(1)
+    for name, make in (("image", image), ("line", line), ("rnn", rnn)):
+        model = make()
+        model.save(HERE / f"more_{name}_tf2.h5")
+        xs = [rng.standard_normal((2, *t.shape[1:])).astype("float32") for t in model.inputs]
+        got = model(xs if len(xs) > 1 else xs[0], training=False)
+        for k, x in enumerate(xs):
+            outputs[f"{name}_tf2_input_{k}"] = x
+        for k, y in enumerate(got if isinstance(got, list | tuple) else [got]):
+            outputs[f"{name}_tf2_output_{k}"] = np.asarray(y)
+
+
 def main() -> None:
     outputs: dict[str, np.ndarray] = {}
     _save(outputs)
+    _save_tf2(outputs)
     np.savez(HERE / "keras_more_outputs.npz", **outputs)
 
 

@@ -30,6 +30,8 @@ FILES = [
     *(f"more_{n}.h5" for n in ("image", "rnn", "attention")),
     # weights_format="npz": model.weights.npz of pickled Variables, read by a restricted unpickler
     *(f"more_{n}_npz.keras" for n in ("rnn", "attention")),
+    # tf.keras 2's legacy .h5: no shapes recorded, older config and weight names
+    *(f"more_{n}_tf2.h5" for n in ("image", "line", "rnn")),
 ]
 # Every class the generator uses, which must all be mapped.
 CLASSES = {

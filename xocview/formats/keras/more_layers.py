@@ -38,10 +38,12 @@ def _group_norm(c: Call) -> int:
     """Statistics over the spatial axes and the channels of each group, then per-channel
     gamma and beta (channels last)."""
     x = c.x
-    rank = c.rank(x)
-    if c.cfg("axis", -1) not in (-1, rank - 1):
-        raise NotMapped(f"group normalization on axis {c.cfg('axis')}")
-    groups, channels = int(c.cfg("groups", 32)), c.dim(x, -1)
+    axis = c.cfg("axis", -1)
+    if axis != -1 and axis != c.rank(x) - 1:  # tf.keras 2 records no ranks, but axis -1
+        raise NotMapped(f"group normalization on axis {axis}")
+    has_weights = c.cfg("scale", True) or c.cfg("center", True)
+    channels = c.weight_shape(0)[0] if has_weights else c.dim(x, -1)
+    groups = int(c.cfg("groups", 32))
     if groups <= 0 or channels % groups:
         raise NotMapped(f"{channels} channels in {groups} groups")
     shape = c.op("Shape", [x], dtype="int64")
