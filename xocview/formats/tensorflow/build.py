@@ -16,6 +16,7 @@ from typing import Any
 
 from xocview.errors import FormatError
 from xocview.formats.tensorflow.attrs import node_attrs
+from xocview.formats.tensorflow.control import CONTROL_OPS, body_ids, write_control
 from xocview.formats.tensorflow.protos import BadTensor, tensor_array
 from xocview.formats.tensorflow.refs import ZERO_OUTPUT_OPS, Ref, output_meta, parse_ref, position
 from xocview.formats.unique_ids import unique
@@ -48,6 +49,8 @@ class Builder:
         self._tensor_ids: set[str] = set()
         self._stack: list[str] = []
         self.dropped = 0
+        self.control: list[str] = []  # the While or If whose bodies are being built
+        self.in_body: set[str] = set()  # nodes of control flow bodies: never a graph's result
 
     # -- one level: the graph itself or one function body ------------------------------------
 
@@ -198,6 +201,8 @@ class Builder:
             meta["parent_id"] = parent
         if len(self.nodes) >= MAX_NODES:
             raise FormatError(self.file, place, f"more than {MAX_NODES:,} nodes", "a smaller graph")
+        if nd.op in CONTROL_OPS and write_control(self, nd, node_id, (inputs, outputs), meta):
+            return
         f = self._function_of(nd)
         if f is not None and self._inline(f, nd, place, node_id, inputs, outputs, meta):
             return
@@ -225,15 +230,26 @@ class Builder:
         meta["tf"]["function"] = name
         group = Node(node_id, _short(name), [], [], {}, meta)
         self.nodes.append(group)
+        results = self.call(f, inputs, node_id, node_id + "/", len(outputs))
+        for k, t in enumerate(results[: len(outputs)]):
+            self.alias[outputs[k]] = t
+        return True
+
+    def call(self, f: Any, inputs: list[int], parent: str, prefix: str, count: int) -> list[int]:
+        """Build function ``f``'s body on ``inputs`` under ``parent``: the tensors its first
+        ``count`` results are (through the aliases of the calls inside it)."""
+        sig = f.signature
+        name = sig.name
+        if len(self._stack) >= MAX_DEPTH:
+            raise FormatError(self.file, f"function {name}", f"calls nest deeper than {MAX_DEPTH}")
         args = {a.name: t for a, t in zip(sig.input_arg, inputs, strict=True)}
         self._stack.append(name)
         try:
-            body = self.level(f.node_def, f"function {name}.node_def", args, node_id, node_id + "/")
+            body = self.level(f.node_def, f"function {name}.node_def", args, parent, prefix)
         finally:
             self._stack.pop()
-        for k, out_arg in enumerate(sig.output_arg):
-            if k >= len(outputs):
-                break
+        results = []
+        for out_arg in sig.output_arg[:count]:
             ret = f.ret.get(out_arg.name, "")
             r = parse_ref(ret)
             if r is None or (r.node not in body and r.node not in args):
@@ -241,7 +257,7 @@ class Builder:
                     self.file, f"function {name}.ret[{out_arg.name}]", f"{ret!r} names no node"
                 )
             if r.node in args:
-                self.alias[outputs[k]] = args[r.node]
+                results.append(self._chase_any(args[r.node]))
                 continue
             d = next(d for d in f.node_def if d.name == r.node)
             at = position(d.op, self._out_args(d), r)
@@ -249,8 +265,8 @@ class Builder:
                 raise FormatError(
                     self.file, f"function {name}.ret[{out_arg.name}]", f"{ret!r} names no output"
                 )
-            self.alias[outputs[k]] = body[r.node][at]
-        return True
+            results.append(self._chase_any(body[r.node][at]))
+        return results
 
     # -- the finished graph --------------------------------------------------------------------
 
@@ -268,6 +284,7 @@ class Builder:
         outputs = [chase(t) for t in outputs]
         for n in self.nodes:
             n.inputs = [chase(t) for t in n.inputs]
+        body_ids(self.nodes, self.tensors, chase)
         keep = [i for i, t in enumerate(self.tensors) if i not in self.alias]
         new = {old: k for k, old in enumerate(keep)}
         tensors = [self.tensors[i] for i in keep]
@@ -293,6 +310,8 @@ class Builder:
         read = {self._chase_any(t) for n in self.nodes for t in n.inputs}
         out = []
         for n in self.nodes:
+            if n.id in self.in_body:
+                continue
             if n.outputs and not any(self._chase_any(t) in read for t in n.outputs):
                 out.append(n.outputs[0])
         return out

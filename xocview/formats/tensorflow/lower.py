@@ -152,7 +152,7 @@ def lower_graph(graph: Graph) -> Graph:
             continue
         lower = TF_ONNX.get(node.op_type)
         if lower is None:
-            meta["not_mapped"] = f"TensorFlow op {node.op_type} has no ONNX mapping here"
+            meta.setdefault("not_mapped", f"TensorFlow op {node.op_type} has no ONNX mapping here")
             nodes.append(node)
             continue
         try:
