@@ -1,5 +1,6 @@
 """TF2 functional control flow runs: While as an ONNX Loop, If as an ONNX If, their bodies
-built and lowered like the rest of the graph and drawn as groups a user opens.
+built and lowered like the rest of the graph and drawn as groups a user opens; a Keras LSTM
+SavedModel (a While over TensorList ops) runs too.
 
 The files and TensorFlow's outputs for them are made by tests/data/tensorflow/make_control.py
 (``<name>_io.npz``: for each feed k, ``k/in:<input>`` and ``k/out:<output>``).
@@ -63,9 +64,18 @@ def _runs(graph: Graph, values: Path) -> float:
     return worst
 
 
-@pytest.mark.parametrize(("name", "holder"), [("while_frozen", "Loop"), ("cond_frozen", "If")])
-def test_functional_control_flow_runs_to_tensorflows_outputs(name: str, holder: str) -> None:
-    graph = _load(f"{name}.pb")
+CASES = [
+    ("while_frozen", "while_frozen.pb", "Loop"),
+    ("cond_frozen", "cond_frozen.pb", "If"),
+    ("keras_lstm", "keras_lstm/saved_model.pb", "Loop"),  # TensorList ops in a While
+]
+
+
+@pytest.mark.parametrize(("name", "path", "holder"), CASES)
+def test_functional_control_flow_runs_to_tensorflows_outputs(
+    name: str, path: str, holder: str
+) -> None:
+    graph = _load(path)
     assert _left_unmapped(graph) == []
     assert not [f for f in validate(graph) if f.severity == "error"]
     _groups_agree(graph)
@@ -94,6 +104,22 @@ def test_a_loop_is_a_group_whose_body_holds_tf_body_then_cond() -> None:
         tf_ops = {k.metadata.get("tf", {}).get("op") for k in kids}
         assert "Less" in tf_ops  # the condition, on the body's results
         assert graph.tensors[loop.inputs[0]].dtype == "bool"
+
+
+def test_an_lstm_loop_body_holds_the_cell_and_its_tensor_list_writes() -> None:
+    graph = _load("keras_lstm/saved_model.pb")
+    by_id = {n.id: n for n in graph.nodes}
+    loop = next(n for n in graph.nodes if n.op_type == "Loop")
+
+    def body_of(n: object) -> bool:
+        up = getattr(n, "metadata", {}).get("parent_id")
+        while up is not None and up != loop.id:
+            up = by_id[up].metadata.get("parent_id")
+        return up == loop.id
+
+    inside = {n.metadata.get("tf", {}).get("op") for n in graph.nodes if body_of(n)}
+    assert {"MatMul", "Sigmoid", "TensorListGetItem", "TensorListSetItem"} <= inside
+    assert not [f for f in validate(graph) if f.severity == "error"]
 
 
 def test_if_branches_are_the_two_bodies() -> None:
