@@ -128,7 +128,9 @@ def attention() -> Any:
     b = L.MultiHeadAttention(2, 2, value_dim=3, use_bias=False, output_shape=5, name="mha_nb")(a, a)
     k = K.Input((5, 6), name="key")
     c = L.MultiHeadAttention(3, 2, name="mha_qkv")(q, v, k)
-    return K.Model([q, v, k], [b, c], name="attention")
+    d = L.MultiHeadAttention(2, 3, name="mha_kw")(query=q, key=k, value=v)  # by keyword
+    e = L.MultiHeadAttention(2, 3, name="mha_causal")(d, d, use_causal_mask=True)
+    return K.Model([q, v, k], [b, c, e], name="attention")
 
 
 def _save(outputs: dict[str, np.ndarray]) -> None:
@@ -166,7 +168,7 @@ def _save_tf2(outputs: dict[str, np.ndarray]) -> None:
     K, L = tf_keras, tf_keras.layers
     K.utils.set_random_seed(0)
     rng = np.random.default_rng(1)
-    for name, make in (("image", image), ("line", line), ("rnn", rnn)):
+    for name, make in (("image", image), ("line", line), ("rnn", rnn), ("attention", attention)):
         model = make()
         model.save(HERE / f"more_{name}_tf2.h5")
         xs = [rng.standard_normal((2, *t.shape[1:])).astype("float32") for t in model.inputs]

@@ -31,7 +31,7 @@ FILES = [
     # weights_format="npz": model.weights.npz of pickled Variables, read by a restricted unpickler
     *(f"more_{n}_npz.keras" for n in ("rnn", "attention")),
     # tf.keras 2's legacy .h5: no shapes recorded, older config and weight names
-    *(f"more_{n}_tf2.h5" for n in ("image", "line", "rnn")),
+    *(f"more_{n}_tf2.h5" for n in ("image", "line", "rnn", "attention")),
 ]
 # Every class the generator uses, which must all be mapped.
 CLASSES = {
@@ -150,6 +150,12 @@ def test_recurrent_weights_are_reordered_not_taken_as_stored() -> None:
     assert np.abs(got[out] - expected["rnn_output_2"]).max() > 1e-3
 
 
+def _mask_kwarg(doc: dict) -> None:
+    """mha_qkv called with the key input also passed as attention_mask=."""
+    call = _layer(doc, "mha_qkv")["inbound_nodes"][0]
+    call["kwargs"]["attention_mask"] = call["args"][2]
+
+
 def _set(layer: str, **values: Any) -> Callable[[dict], None]:
     return lambda doc: _layer(doc, layer)["config"].update(values)
 
@@ -171,6 +177,7 @@ def _set(layer: str, **values: Any) -> Callable[[dict], None]:
             "mha_qkv",
             "attention_axes",
         ),
+        ("more_attention.keras", _mask_kwarg, "mha_qkv", "called with 'attention_mask'"),
     ],
 )
 def test_configs_without_a_mapping_stay_keras_and_are_refused_by_name(

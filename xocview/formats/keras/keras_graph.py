@@ -237,7 +237,9 @@ class Builder:
         lower = KERAS_ONNX.get(cls)
         mark = len(self.tensors)
         if lower is not None:
-            c = Call(self.tensors, nid, meta["config"], ins, weights)
+            # the call's keywords ride along as "@call" (no Keras config key has an "@")
+            config = {**meta["config"], "@call": meta.get("call_kwargs", {})}
+            c = Call(self.tensors, nid, config, ins, weights)
             try:
                 y = lower(c)
                 if y not in c.made:
@@ -356,19 +358,38 @@ def _call_refs(b: Builder, call: Any, place: str) -> tuple[list[Ref], dict]:
         if not isinstance(kwargs, dict):
             raise b.error(f"{place}.kwargs", "is not an object", "an object")
         refs = list(_tensors(b, args, f"{place}.args"))
-        rest = {}
+        rest: dict[str, Any] = {}
+        named: list[str] = []  # the keyword of each tensor passed by keyword, in order
         for k, v in kwargs.items():
             found = list(_tensors(b, v, f"{place}.kwargs.{k}"))
             if found:
                 refs.extend(found)
+                named.extend([k] * len(found))
             elif v is not None:
                 rest[k] = v
+        if named:
+            rest["tensor_kwargs"] = named
         return refs, rest
     if isinstance(call, list):  # tf.keras 2: [[layer, node, tensor, kwargs], ...]
         refs = [_ref(b, v, f"{place}[{k}]") for k, v in enumerate(call)]
         kw = call[0][3] if call and len(call[0]) > 3 and isinstance(call[0][3], dict) else {}
+        tensors = {k: v for k, v in kw.items() if _is_ref(v)}  # value=[layer, node, tensor]
+        if tensors:
+            refs.extend(_ref(b, v, f"{place}[0][3].{k}") for k, v in tensors.items())
+            kw = {k: v for k, v in kw.items() if k not in tensors}
+            kw["tensor_kwargs"] = list(tensors)
         return refs, kw
     raise b.error(place, f"is {type(call).__name__}", "a layer call (an object or a list)")
+
+
+def _is_ref(value: Any) -> bool:
+    """A tf.keras 2 tensor passed by keyword: ``[layer, node, tensor]``."""
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value[1:])
+    )
 
 
 def _keras_tensors(value: Any) -> Iterator[tuple[Ref, dict]]:
