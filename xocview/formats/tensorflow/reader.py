@@ -22,6 +22,7 @@ from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.saved_model import saved_model_graph
 from xocview.model import Graph
+from xocview.model.bodies import mark_body_inputs
 from xocview.model.unread import drop_unread_weights
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
@@ -127,4 +128,5 @@ def graph_def_graph(gd: Any, file: str, title: str) -> Graph:
         meta["tensorflow"] = info
     graph = lower_graph(Graph(title, title, tensors, nodes, inputs, outputs, meta))
     drop_unread_weights(graph)  # Consts the mappings took into attributes
+    mark_body_inputs(graph)  # Loop and If body inputs, as ONNX bodies have them
     return graph

@@ -18,6 +18,7 @@ from xocview.formats.tensorflow.bundle import OBJECT_GRAPH_KEY, Bundle
 from xocview.formats.tensorflow.lower import lower_graph
 from xocview.formats.tensorflow.refs import parse_ref
 from xocview.model import Graph, Tensor
+from xocview.model.bodies import mark_body_inputs
 from xocview.model.unread import drop_unread_weights
 
 __all__ = ["saved_model_graph"]
@@ -62,6 +63,7 @@ def saved_model_graph(sm: Any, source: Source) -> Graph:
     meta = {"opset_import": [{"domain": "", "version": 20}], "tensorflow": info}
     graph = lower_graph(Graph(title, title or "saved_model", tensors, nodes, inputs, outputs, meta))
     drop_unread_weights(graph)  # Consts the mappings took into attributes
+    mark_body_inputs(graph)  # Loop and If body inputs, as ONNX bodies have them
     return graph
 
 

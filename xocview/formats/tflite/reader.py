@@ -21,6 +21,7 @@ from xocview.formats.tflite.control import Control
 from xocview.formats.tflite.flat import Flat
 from xocview.formats.tflite.subgraph import build_graph, subgraph_summary
 from xocview.model import Graph
+from xocview.model.bodies import mark_body_inputs
 from xocview.model.unread import drop_unread_weights
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
@@ -80,6 +81,7 @@ def load(source: Source) -> Graph:
     meta["tflite"] = info
     graph.metadata = {**meta, **graph.metadata}
     drop_unread_weights(graph)  # constant operands the mappings took into attributes
+    mark_body_inputs(graph)  # Loop and If body inputs, as ONNX bodies have them
     return graph
 
 
