@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from gguf import GGUFValueType as V
 from xocview.errors import FormatError
 from xocview.formats import gguf as fmt
 from xocview.formats.source import Source
-from xocview.model import Graph
+from xocview.model import Graph, validate
 
 # value bytes of a block's float scales: (start, stop, numpy type), set to sane values so that
 # random blocks hold no NaN or infinity
@@ -135,6 +138,7 @@ def test_the_tensor_tree_has_blocks_as_a_numbered_family(tmp_path: Path) -> None
     assert gguf_meta["tensor_types"] == {"F32": 5, "Q8_0": 9}
     assert gguf_meta["architecture"] == "llama"
     assert "tensor tree" in gguf_meta["graph"]
+    assert validate(graph) == []
 
 
 def test_tensors_are_not_read_until_asked(tmp_path: Path) -> None:
@@ -385,3 +389,94 @@ def test_unsupported_quantization_is_listed_without_values(tmp_path: Path) -> No
     assert t.metadata["ggml_type"] == "IQ2_XXS"
     assert not t.has_data
     assert "IQ2_XXS" in t.metadata["values"]
+
+
+def _llama_8b_shaped(path: Path) -> int:
+    """A sparse Q4_K GGUF shaped like Llama 3 8B (291 tensors, its vocabulary and merges):
+    the header written by GGUFWriter, the data section a hole. Returns the file's size."""
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_name("Llama-3-8B shaped")
+    w.add_block_count(32)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list([f"token{i}" for i in range(128_256)])
+    w.add_token_merges([f"a{i} b{i}" for i in range(280_147)])
+    w.add_bos_token_id(128_000)
+    w.add_eos_token_id(128_009)
+    dim, kv, ffn = 4096, 1024, 14336
+    shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (128_256, dim)}
+    for i in range(32):
+        for part, shape in (
+            ("attn_norm", (dim,)),
+            ("attn_q", (dim, dim)),
+            ("attn_k", (kv, dim)),
+            ("attn_v", (kv, dim)),
+            ("attn_output", (dim, dim)),
+            ("ffn_norm", (dim,)),
+            ("ffn_gate", (ffn, dim)),
+            ("ffn_up", (ffn, dim)),
+            ("ffn_down", (dim, ffn)),
+        ):
+            shapes[f"blk.{i}.{part}.weight"] = shape
+    shapes["output_norm.weight"] = (dim,)
+    shapes["output.weight"] = (128_256, dim)
+    end = 0
+    for name, shape in shapes.items():
+        count = int(np.prod(shape))
+        if len(shape) == 1:
+            w.add_tensor_info(name, shape, np.dtype(np.float32), count * 4)
+            end += count * 4
+        else:
+            w.add_tensor_info(name, shape, np.dtype(np.float32), count // 256 * 144, Q.Q4_K)
+            end += count // 256 * 144
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    header = path.stat().st_size
+    size = -(-header // 32) * 32 + end
+    with open(path, "r+b") as f:
+        f.truncate(size)  # a hole: no tensor byte is on disk
+    return size
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
+def test_an_8b_shaped_file_opens_in_under_2_s_and_300_mb_without_reading_tensors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "llama-8b-q4_k.gguf"
+    size = _llama_8b_shaped(path)
+    assert size > 4.5e9
+    # VmHWM is the peak of this process's own memory; ru_maxrss would carry the test
+    # runner's peak across exec.
+    script = textwrap.dedent(
+        f"""
+        import json, re, time
+        from xocview.formats import gguf
+        from xocview.formats.source import Source
+        def hwm():
+            status = open("/proc/self/status").read()
+            return int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
+        before = hwm()
+        start = time.perf_counter()
+        graph = gguf.load(Source({str(path)!r}))
+        seconds = time.perf_counter() - start
+        lazy = sum(callable(t._data) for t in graph.tensors)
+        q = next(t for t in graph.tensors if t.id == "blk.31.ffn_down.weight")
+        print(json.dumps({{"seconds": seconds, "tensors": len(graph.tensors), "lazy": lazy,
+            "growth_kb": hwm() - before, "peak_kb": hwm(), "shape": q.shape,
+            "tokenizer": graph.metadata["tokenizer"],
+            "blocks": [n.metadata.get("repeated_blocks") for n in graph.nodes if n.id == "blk"]}}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    print(out)
+    assert out["tensors"] == 291 and out["lazy"] == 291
+    assert out["shape"] == [4096, 14336]
+    assert out["blocks"] == [32]
+    assert out["tokenizer"]["vocab_size"] == 128_256 and out["tokenizer"]["merges"] == 280_147
+    assert out["seconds"] < 2.0
+    assert out["growth_kb"] < 300 * 1024
