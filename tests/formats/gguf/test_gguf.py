@@ -32,9 +32,11 @@ _SCALES: dict[Q, list[tuple[int, int, str]]] = {
     Q.Q5_K: [(0, 4, "<f2")],
     Q.Q6_K: [(208, 210, "<f2")],
     Q.Q8_K: [(0, 4, "<f4")],
+    Q.IQ4_NL: [(0, 2, "<f2")],
+    Q.IQ4_XS: [(0, 2, "<f2")],
 }
-QUANTIZED = [Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.BF16]
-RANDOM_BLOCKS = [Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.Q8_K]
+QUANTIZED = [Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.BF16, Q.MXFP4]
+RANDOM_BLOCKS = [Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K, Q.Q8_K, Q.IQ4_NL, Q.IQ4_XS]
 
 
 def _write(

@@ -152,6 +152,33 @@ def _q8_k(b: np.ndarray) -> np.ndarray:
     return d * b[:, 4:260].view(np.int8).astype(np.float32)
 
 
+# IQ4_NL/IQ4_XS's non-linear 4-bit levels, and MXFP4's e2m1 values doubled
+_IQ4_LEVELS = np.array(
+    [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32
+)
+_E2M1_DOUBLED = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float32)
+
+
+def _iq4_nl(b: np.ndarray) -> np.ndarray:
+    return _scale(b[:, :2]) * _IQ4_LEVELS[_nibbles(b[:, 2:], 1, 16)]
+
+
+def _iq4_xs(b: np.ndarray) -> np.ndarray:
+    n = b.shape[0]
+    low = _nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
+    high = np.ascontiguousarray(b[:, 2:4]).view("<u2") >> np.arange(0, 16, 2, dtype=np.uint16)
+    sc = (low | ((high & 3).astype(np.uint8) << np.uint8(4))).astype(np.float32) - 32.0
+    q = _IQ4_LEVELS[_nibbles(b[:, 8:], 8, 16)].reshape(n, 8, 32)
+    return ((_scale(b[:, :2]) * sc).reshape(n, 8, 1) * q).reshape(n, QK_K)
+
+
+def _mxfp4(b: np.ndarray) -> np.ndarray:
+    e = b[:, :1].astype(np.uint32)
+    # half the E8M0 scale 2^(e-127) as float32 bits (ggml_e8m0_to_fp32_half)
+    bits = np.where(e < 2, np.uint32(0x00200000) << e, (e - np.uint32(1)) << np.uint32(23))
+    return bits.astype(np.uint32).view(np.float32) * _E2M1_DOUBLED[_nibbles(b[:, 1:], 1, 16)]
+
+
 def _bf16(b: np.ndarray) -> np.ndarray:
     return (np.ascontiguousarray(b).view("<u2").astype(np.uint32) << 16).view(np.float32)
 
@@ -175,10 +202,10 @@ _TABLE: tuple[GGMLType, ...] = (
     GGMLType(17, "IQ2_XS", QK_K, 74),
     GGMLType(18, "IQ3_XXS", QK_K, 98),
     GGMLType(19, "IQ1_S", QK_K, 50),
-    GGMLType(20, "IQ4_NL", 32, 18),
+    GGMLType(20, "IQ4_NL", 32, 18, dequant=_iq4_nl),
     GGMLType(21, "IQ3_S", QK_K, 110),
     GGMLType(22, "IQ2_S", QK_K, 82),
-    GGMLType(23, "IQ4_XS", QK_K, 136),
+    GGMLType(23, "IQ4_XS", QK_K, 136, dequant=_iq4_xs),
     GGMLType(24, "I8", 1, 1, plain=np.dtype("i1")),
     GGMLType(25, "I16", 1, 2, plain=np.dtype("<i2")),
     GGMLType(26, "I32", 1, 4, plain=np.dtype("<i4")),
@@ -188,7 +215,7 @@ _TABLE: tuple[GGMLType, ...] = (
     GGMLType(30, "BF16", 1, 2, dequant=_bf16),
     GGMLType(34, "TQ1_0", QK_K, 54),
     GGMLType(35, "TQ2_0", QK_K, 66),
-    GGMLType(39, "MXFP4", 32, 17),
+    GGMLType(39, "MXFP4", 32, 17, dequant=_mxfp4),
 )
 GGML_TYPES: dict[int, GGMLType] = {t.code: t for t in _TABLE}
 
