@@ -1,0 +1,203 @@
+"""Hugging Face model folders built as their forward pass: the executor's logits equal
+transformers' own for each family (live when torch and transformers are installed, and for
+the committed tiny Llama always), groups per layer, and refusals that name what is missing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from xocview.errors import FormatError, RunError
+from xocview.executor import run
+from xocview.formats.llm import TEMPLATES, NotBuilt, from_gguf, from_hf, load_folder, not_built
+from xocview.model import Graph, validate
+
+DATA = Path(__file__).parents[2] / "data" / "llm" / "tiny_llama"
+PROMPT = np.array([[3, 17, 42, 99, 5]], dtype=np.int64)
+SIZES = {"vocab_size": 128, "hidden_size": 64, "num_hidden_layers": 2}
+SIZES |= {"num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96}
+SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
+# family -> (model class, config class, extra config); largest |difference| is printed
+FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "llama": ("LlamaForCausalLM", "LlamaConfig", {}),
+    "mistral": ("MistralForCausalLM", "MistralConfig", {"sliding_window": 16}),
+    "qwen2": ("Qwen2ForCausalLM", "Qwen2Config", {}),
+    "qwen3": ("Qwen3ForCausalLM", "Qwen3Config", {"head_dim": 32}),
+    "phi3": ("Phi3ForCausalLM", "Phi3Config", {"pad_token_id": 0}),
+    "llama-tied": ("LlamaForCausalLM", "LlamaConfig", {"tie_word_embeddings": True}),
+    "phi3-partial": (
+        "Phi3ForCausalLM",
+        "Phi3Config",
+        {"pad_token_id": 0, "partial_rotary_factor": 0.5},
+    ),
+}
+
+
+def _logits(graph: Graph, ids: np.ndarray) -> np.ndarray:
+    out = run(graph, {"input_ids": ids}).outputs["logits"]
+    assert out.shape == (1, ids.shape[1], graph.tensors[graph.outputs[0]].shape[2])
+    return out
+
+
+def _save(model: Any, folder: Path) -> np.ndarray:
+    """Nudge every weight (norms start at one), save, return transformers' logits."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+        model.save_pretrained(folder)
+        return model(torch.from_numpy(PROMPT)).logits.numpy()
+
+
+@pytest.mark.parametrize("family", [*sorted(FAMILIES), "gpt2"])
+def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    transformers = pytest.importorskip("transformers", reason="transformers is a bench extra")
+    torch.manual_seed(0)
+    if family == "gpt2":
+        cfg = transformers.GPT2Config(
+            vocab_size=128,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_positions=64,
+            bos_token_id=1,
+            eos_token_id=2,
+        )
+        model = transformers.GPT2LMHeadModel(cfg)
+    else:
+        model_cls, cfg_cls, extra = FAMILIES[family]
+        cfg = getattr(transformers, cfg_cls)(**SIZES, **extra)
+        model = getattr(transformers, model_cls)(cfg)
+    want = _save(model, tmp_path)
+    graph = load_folder(tmp_path)
+    assert graph is not None
+    got = _logits(graph, PROMPT)
+    print(f"{family}: largest |difference| {np.abs(got - want).max():.2e}")
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_committed_llama_runs_as_transformers_did() -> None:
+    graph = load_folder(DATA)
+    assert graph is not None
+    want = np.load(DATA / "logits.npz")
+    got = _logits(graph, want["input_ids"])
+    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
+    # and the folder's config.json opens the same architecture
+    same = load_folder(DATA / "config.json")
+    assert same is not None and [n.id for n in same.nodes] == [n.id for n in graph.nodes]
+
+
+def test_layers_are_groups_holding_their_modules() -> None:
+    graph = load_folder(DATA)
+    assert graph is not None
+    assert validate(graph) == []
+    top = [n.id for n in graph.nodes if "parent_id" not in n.metadata]
+    assert "model.layers.0" in top and "model.layers.1" in top
+    assert "model.layers.0.self_attn.q_proj" not in top
+    layer = graph.node("model.layers.1")
+    assert layer.metadata["module"] == "model.layers.1"
+    assert layer.metadata["children_ids"] == [
+        "model.layers.1.input_layernorm",
+        "model.layers.1.self_attn",
+        "model.layers.1/residual_attn",
+        "model.layers.1.post_attention_layernorm",
+        "model.layers.1.mlp",
+        "model.layers.1/residual_mlp",
+    ]
+    attn = graph.node("model.layers.1.self_attn/Attention")
+    assert attn.op_type == "Attention"
+    assert attn.attributes["q_num_heads"] == 4 and attn.attributes["kv_num_heads"] == 2
+    assert attn.attributes["is_causal"] == 1
+    # every stored tensor is bound once, by its own name, and nothing was read on opening
+    weights = [t for t in graph.tensors if t.kind == "weight" and "/" not in t.id]
+    names = {t.id for t in weights}
+    assert "model.layers.0.self_attn.q_proj.weight" in names and "lm_head.weight" in names
+    assert len(names) == 2 + 2 + 2 * 9 + 1  # embed, head, 9 per layer, norm, rope caches 2
+    assert not any(isinstance(t._data, np.ndarray) for t in weights if t.id.startswith("model."))
+
+
+def test_longer_prompt_and_positions_past_the_cache(tmp_path: Path) -> None:
+    graph = load_folder(DATA)
+    assert graph is not None
+    ids = np.arange(32, dtype=np.int64)[None, :] % 64
+    assert _logits(graph, ids).shape == (1, 32, 64)
+    with pytest.raises(RunError, match=r"position_ids must be in 0\.\.31"):
+        _logits(graph, np.zeros((1, 33), dtype=np.int64))
+
+
+def _copy(tmp_path: Path, **changes: Any) -> Path:
+    folder = tmp_path / "model"
+    shutil.copytree(DATA, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg.update(changes)
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_unknown_model_type_falls_back_with_a_note(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, model_type="bert")
+    assert load_folder(folder) is None
+    assert (
+        not_built(folder)
+        == "model_type 'bert' has no architecture template; shown as its tensor tree"
+    )
+    assert not_built(DATA) is None
+
+
+def test_rope_scaling_refused_by_name(tmp_path: Path) -> None:
+    scaled = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}
+    folder = _copy(tmp_path, rope_parameters=scaled)
+    assert load_folder(folder) is None
+    assert "rope scaling 'llama3' is not built" in str(not_built(folder))
+    with pytest.raises(NotBuilt, match="'yarn'"):
+        from_hf(
+            {
+                **json.loads((DATA / "config.json").read_text()),
+                "rope_parameters": None,
+                "rope_scaling": {"type": "yarn"},
+            }
+        )
+
+
+def test_config_readings() -> None:
+    base = json.loads((DATA / "config.json").read_text())
+    cfg = from_hf(base)
+    assert (cfg.hidden, cfg.layers, cfg.heads, cfg.kv_heads, cfg.head_dim) == (32, 2, 4, 2, 8)
+    assert (cfg.vocab, cfg.intermediate, cfg.rope_theta, cfg.eps) == (64, 48, 10000.0, 1e-5)
+    v4 = {k: v for k, v in base.items() if k != "rope_parameters"} | {"rope_theta": 1e6}
+    assert from_hf(v4).rope_theta == 1e6
+    mistral = from_hf(base | {"model_type": "mistral", "sliding_window": 4096})
+    assert "sliding_window 4096 is not drawn" in mistral.notes[0]
+    assert from_hf(base | {"model_type": "qwen2"}).qkv_bias
+    with pytest.raises(NotBuilt, match="hidden_act 'relu'"):
+        from_hf(base | {"hidden_act": "relu"})
+    with pytest.raises(NotBuilt, match="no positive hidden_size"):
+        from_hf(base | {"hidden_size": -3})
+    with pytest.raises(NotBuilt, match="not written yet"):
+        from_gguf({"general.architecture": "llama"})
+    assert set(TEMPLATES) == {"llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2"}
+
+
+def test_missing_tensor_and_missing_weights_are_named(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, num_hidden_layers=3)
+    with pytest.raises(
+        FormatError, match=r"model\.layers\.2\.input_layernorm\.weight: no such tensor"
+    ):
+        load_folder(folder)
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(FormatError, match="no weights beside it"):
+        load_folder(folder)
+    assert "no model.safetensors" in str(not_built(folder))
+    (folder / "config.json").write_text("[1, 2")
+    with pytest.raises(FormatError, match="not JSON"):
+        load_folder(folder / "config.json")
+    with pytest.raises(FormatError, match=r"no config\.json"):
+        load_folder(tmp_path)

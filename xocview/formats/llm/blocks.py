@@ -1,0 +1,149 @@
+"""One decoder block as the model's own modules: norm -> attention (projections, per-head
+norms, rotary embedding, grouped-query Attention, output projection) -> residual Add -> norm
+-> feed-forward -> residual Add, each module a group holding its ONNX nodes."""
+
+from __future__ import annotations
+
+from xocview.formats.llm.builder import SEQ, Builder, norm
+from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.templates import Template
+
+__all__ = ["decoder_block", "linear"]
+
+
+def decoder_block(
+    b: Builder,
+    cfg: LlmConfig,
+    tpl: Template,
+    i: int,
+    h: int,
+    pos: int,
+    rope: tuple[int, int] | None,
+) -> int:
+    """Block ``i`` reading the residual stream ``h``; returns the stream after it."""
+    layer = tpl.layer.format(i=i)
+    g = b.group(layer, "DecoderLayer", None)
+    stream = [1, SEQ, cfg.hidden]
+    x = norm(b, cfg, tpl, f"{layer}.{tpl.attn_norm}", h, g)
+    a = _attention(b, cfg, tpl, f"{layer}.{tpl.attn}", x, pos, rope, g)
+    h = b.op("Add", [h, a], None, f"{layer}/residual_attn", g, stream)
+    x = norm(b, cfg, tpl, f"{layer}.{tpl.mlp_norm}", h, g)
+    m = _mlp(b, cfg, tpl, f"{layer}.{tpl.mlp}", x, g)
+    return b.op("Add", [h, m], None, f"{layer}/residual_mlp", g, stream)
+
+
+def linear(b: Builder, tpl: Template, module: str, x: int, out: int, parent: str | None) -> int:
+    """x @ W^T (+ bias when the file has one); [in, out] weights (Conv1D) need no Transpose."""
+    w = b.weight(module + ".weight", parent)
+    if not tpl.in_out:
+        rows, cols = b.g.tensors[w].shape
+        w = b.op("Transpose", [w], {"perm": [1, 0]}, module + "/Transpose", parent, [cols, rows])
+    y = b.op("MatMul", [x, w], None, module, parent, [1, SEQ, out])
+    if b.has(module + ".bias"):
+        bias = b.weight(module + ".bias", parent)
+        y = b.op("Add", [y, bias], None, module + "/bias", parent, [1, SEQ, out])
+    return y
+
+
+def _attention(
+    b: Builder,
+    cfg: LlmConfig,
+    tpl: Template,
+    mod: str,
+    x: int,
+    pos: int,
+    rope: tuple[int, int] | None,
+    parent: str,
+) -> int:
+    g = b.group(mod, "Attention", parent)
+    qd, kd = cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
+    if len(tpl.qkv) == 3:
+        q, k, v = (
+            linear(b, tpl, f"{mod}.{p}", x, n, g)
+            for p, n in zip(tpl.qkv, (qd, kd, kd), strict=True)
+        )
+    else:
+        fused = linear(b, tpl, f"{mod}.{tpl.qkv[0]}", x, qd + 2 * kd, g)
+        sizes = b.const(f"{mod}/split_sizes", [qd, kd, kd])
+        shapes = [[1, SEQ, qd], [1, SEQ, kd], [1, SEQ, kd]]
+        q, k, v = b.ops("Split", [fused, sizes], {"axis": -1}, f"{mod}/Split", g, shapes)
+    if tpl.qk_norm is not None:
+        q = _head_norm(b, cfg, f"{mod}.{tpl.qk_norm[0]}", q, cfg.heads, g)
+        k = _head_norm(b, cfg, f"{mod}.{tpl.qk_norm[1]}", k, cfg.kv_heads, g)
+    if rope is not None:
+        q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, pos, rope, g)
+        k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, pos, rope, g)
+    attrs = {
+        "is_causal": 1,
+        "q_num_heads": cfg.heads,
+        "kv_num_heads": cfg.kv_heads,
+        "scale": cfg.head_dim**-0.5,
+    }
+    o = b.op("Attention", [q, k, v], attrs, f"{mod}/Attention", g, [1, SEQ, qd])
+    return linear(b, tpl, f"{mod}.{tpl.o_proj}", o, cfg.hidden, g)
+
+
+def _head_norm(b: Builder, cfg: LlmConfig, module: str, x: int, heads: int, g: str) -> int:
+    """RMSNorm of each head's features (Qwen3's q_norm and k_norm)."""
+    d = cfg.head_dim
+    split = b.const(module + "/heads", [0, 0, heads, d])
+    joined = b.const(module + "/joined", [0, 0, heads * d])
+    x = b.op("Reshape", [x, split], None, module + "/Reshape", g, [1, SEQ, heads, d])
+    w = b.weight(module + ".weight", g)
+    x = b.op(
+        "RMSNormalization", [x, w], {"axis": -1, "epsilon": cfg.eps}, module, g, [1, SEQ, heads, d]
+    )
+    return b.op("Reshape", [x, joined], None, module + "/Reshape", g, [1, SEQ, heads * d])
+
+
+def _rotate(
+    b: Builder,
+    cfg: LlmConfig,
+    node_id: str,
+    x: int,
+    heads: int,
+    pos: int,
+    rope: tuple[int, int],
+    g: str,
+) -> int:
+    attrs = {"num_heads": heads}
+    if cfg.rotary_dim and cfg.rotary_dim < cfg.head_dim:
+        attrs["rotary_embedding_dim"] = cfg.rotary_dim
+    return b.op(
+        "RotaryEmbedding",
+        [x, rope[0], rope[1], pos],
+        attrs,
+        node_id,
+        g,
+        [1, SEQ, heads * cfg.head_dim],
+    )
+
+
+def _mlp(b: Builder, cfg: LlmConfig, tpl: Template, mod: str, x: int, parent: str) -> int:
+    g = b.group(mod, "MLP", parent)
+    n = cfg.intermediate
+    if len(tpl.gate_up) == 2:
+        gate = linear(b, tpl, f"{mod}.{tpl.gate_up[0]}", x, n, g)
+        up = linear(b, tpl, f"{mod}.{tpl.gate_up[1]}", x, n, g)
+    elif len(tpl.gate_up) == 1:
+        fused = linear(b, tpl, f"{mod}.{tpl.gate_up[0]}", x, 2 * n, g)
+        sizes = b.const(f"{mod}/split_sizes", [n, n])
+        gate, up = b.ops(
+            "Split", [fused, sizes], {"axis": -1}, f"{mod}/Split", g, [[1, SEQ, n], [1, SEQ, n]]
+        )
+    else:
+        up = linear(b, tpl, f"{mod}.{tpl.up}", x, n, g)
+        y = _act(b, cfg, mod, up, g)
+        return linear(b, tpl, f"{mod}.{tpl.down}", y, cfg.hidden, g)
+    y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
+    return linear(b, tpl, f"{mod}.{tpl.down}", y, cfg.hidden, g)
+
+
+def _act(b: Builder, cfg: LlmConfig, mod: str, x: int, g: str) -> int:
+    """SiLU as x * Sigmoid(x); GELU exact or by its tanh approximation."""
+    shape = list(b.g.tensors[x].shape)
+    if cfg.hidden_act in ("silu", "swish"):
+        s = b.op("Sigmoid", [x], None, f"{mod}/act/Sigmoid", g, shape)
+        return b.op("Mul", [x, s], None, f"{mod}/act", g, shape)
+    approx = "none" if cfg.hidden_act == "gelu" else "tanh"
+    return b.op("Gelu", [x], {"approximate": approx}, f"{mod}/act", g, shape)

@@ -1,0 +1,153 @@
+"""The graph an LLM builder writes (``Builder``): tensors, nodes, the model's module groups
+and its stored weights bound by name, once each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from xocview.errors import FormatError
+from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.templates import Template
+from xocview.model import Graph, Node, Tensor
+
+__all__ = ["SEQ", "Builder", "StoredTensor", "norm"]
+
+SEQ = -1  # the prompt's length: a symbolic dimension named "seq"
+# (shape, dtype, lazy values) of one stored tensor, by its name in the file
+StoredTensor = tuple[list[int], str, Callable[[], np.ndarray]]
+
+
+class Builder:
+    """The graph being written: tensors, nodes, groups and the weights bound so far."""
+
+    def __init__(self, graph: Graph, weights: Mapping[str, StoredTensor], file: str) -> None:
+        self.g, self.weights, self.file = graph, weights, file
+        self.bound: dict[str, int] = {}
+        self.children: dict[str, list[str]] = {}
+        self.ids: set[str] = set()
+
+    def name(self, wanted: str) -> str | None:
+        """The stored name of a tensor; files saved from a base model drop the first part."""
+        if wanted in self.weights:
+            return wanted
+        short = wanted.partition(".")[2]
+        return short if short in self.weights else None
+
+    def has(self, wanted: str) -> bool:
+        return self.name(wanted) is not None
+
+    def weight(self, wanted: str, parent: str | None) -> int:
+        """The tensor of a stored weight (float32: a Cast for half types), bound once."""
+        name = self.name(wanted)
+        if name is None:
+            raise FormatError(self.file, wanted, "no such tensor", "a tensor the config implies")
+        if name in self.bound:
+            return self.bound[name]
+        shape, dtype, values = self.weights[name]
+        t = self.tensor(name, list(shape), dtype, "weight", values)
+        if dtype != "float32":
+            t = self.op("Cast", [t], {"to": 1}, name + "/Cast", parent, list(shape))
+        self.bound[name] = t
+        return t
+
+    def tensor(
+        self,
+        tid: str,
+        shape: list[int],
+        dtype: str = "float32",
+        kind: str = "activation",
+        data: Callable[[], np.ndarray] | np.ndarray | None = None,
+    ) -> int:
+        meta: dict[str, Any] = {}
+        if SEQ in shape:
+            meta["shape_symbols"] = ["seq" if d == SEQ else "" for d in shape]
+        self.g.tensors.append(Tensor(self.unique(tid), kind, shape, dtype, meta, data))
+        return len(self.g.tensors) - 1
+
+    def const(self, tid: str, values: Sequence[int] | int) -> int:
+        data = np.asarray(values, dtype=np.int64)
+        return self.tensor(tid, list(data.shape), "int64", "weight", data)
+
+    def ops(
+        self,
+        op_type: str,
+        inputs: Sequence[int | None],
+        attrs: dict[str, Any] | None,
+        node_id: str,
+        parent: str | None,
+        shapes: Sequence[list[int]],
+        dtype: str = "float32",
+    ) -> list[int]:
+        """One node; its outputs ``{node_id}:k`` with the given shapes."""
+        nid = self.unique(node_id)
+        outs = [self.tensor(f"{nid}:{k}", list(s), dtype) for k, s in enumerate(shapes)]
+        meta: dict[str, Any] = {}
+        if None in inputs:
+            meta["omitted_inputs"] = [k for k, t in enumerate(inputs) if t is None]
+        if parent is not None:
+            meta["parent_id"] = parent
+            self.children[parent].append(nid)
+        present = [t for t in inputs if t is not None]
+        self.g.nodes.append(Node(nid, op_type, present, outs, dict(attrs or {}), meta))
+        return outs
+
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[int | None],
+        attrs: dict[str, Any] | None,
+        node_id: str,
+        parent: str | None,
+        shape: list[int],
+        dtype: str = "float32",
+    ) -> int:
+        return self.ops(op_type, inputs, attrs, node_id, parent, [shape], dtype)[0]
+
+    def group(self, gid: str, label: str, parent: str | None) -> str:
+        """A module of the model holding the nodes that follow it."""
+        meta: dict[str, Any] = {"module": gid}
+        if parent is not None:
+            meta["parent_id"] = parent
+            self.children[parent].append(gid)
+        self.children[gid] = []
+        self.g.nodes.append(Node(self.unique(gid), label, [], [], {}, meta))
+        return gid
+
+    def finish(self) -> None:
+        for node in self.g.nodes:
+            if node.id in self.children:
+                node.metadata["children_ids"] = self.children[node.id]
+
+    def unique(self, wanted: str) -> str:
+        out, n = wanted, 1
+        while out in self.ids:
+            n += 1
+            out = f"{wanted}#{n}"
+        self.ids.add(out)
+        return out
+
+
+def norm(b: Builder, cfg: LlmConfig, tpl: Template, module: str, x: int, parent: str | None) -> int:
+    """RMSNormalization, or LayerNormalization with its bias, over the last axis."""
+    w = b.weight(module + ".weight", parent)
+    if tpl.norm == "rms":
+        return b.op(
+            "RMSNormalization",
+            [x, w],
+            {"axis": -1, "epsilon": cfg.eps},
+            module,
+            parent,
+            [1, SEQ, cfg.hidden],
+        )
+    bias = b.weight(module + ".bias", parent)
+    return b.op(
+        "LayerNormalization",
+        [x, w, bias],
+        {"axis": -1, "epsilon": cfg.eps},
+        module,
+        parent,
+        [1, SEQ, cfg.hidden],
+    )

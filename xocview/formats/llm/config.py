@@ -1,0 +1,154 @@
+"""A decoder-only LLM's shape in one normalised record (``LlmConfig``), read from a Hugging
+Face ``config.json`` (and, later, from GGUF metadata through ``from_gguf``).
+
+Each family spells its sizes its own way (``n_embd`` or ``hidden_size``, ``rope_theta`` at the
+top or in ``rope_parameters``); the graph builder reads only this record, so a new family is a
+new reading here and a row in ``templates.TEMPLATES``, never a new builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LlmConfig", "NotBuilt", "from_gguf", "from_hf"]
+
+
+class NotBuilt(Exception):
+    """The config names an architecture or a setting the builder has no template for; the
+    message says which, and the caller opens the weights as their tensor tree instead."""
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """What the builder needs; ``notes`` are settings read but not drawn (sliding window)."""
+
+    model_type: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+    vocab: int
+    eps: float
+    hidden_act: str
+    tie_word_embeddings: bool
+    max_positions: int
+    rope_theta: float = 10000.0
+    rope_kind: str = "default"  # "default" (plain) or "none" (learned positions, GPT-2)
+    rotary_dim: int = 0
+    qkv_bias: bool = False
+    notes: tuple[str, ...] = ()
+
+
+# model_type -> the template key (templates.TEMPLATES)
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2")
+_GATED_ACTS = {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new"}
+
+
+def _int(cfg: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
+    for key in keys:
+        value = cfg.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    if default is not None:
+        return default
+    raise NotBuilt(f"config.json has no positive {keys[0]}")
+
+
+def _float(cfg: Mapping[str, Any], key: str, default: float) -> float:
+    value = cfg.get(key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return default
+
+
+def _rope(cfg: Mapping[str, Any], head_dim: int) -> tuple[float, int]:
+    """Plain rope's theta and rotated features; any scaling kind is refused by name."""
+    params = cfg.get("rope_parameters")
+    params = params if isinstance(params, dict) else {}
+    scaling = cfg.get("rope_scaling")
+    scaling = scaling if isinstance(scaling, dict) else {}
+    kind = params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
+    if kind != "default":
+        raise NotBuilt(f"rope scaling {str(kind)!r} is not built (only plain rope is)")
+    theta = _float(params, "rope_theta", _float(cfg, "rope_theta", 10000.0))
+    partial = _float(params, "partial_rotary_factor", _float(cfg, "partial_rotary_factor", 1.0))
+    rotary = int(head_dim * partial) // 2 * 2
+    return theta, rotary
+
+
+def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
+    """The record for a ``config.json``; NotBuilt names what has no template."""
+    model_type = cfg.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise NotBuilt("config.json has no model_type")
+    if model_type not in FAMILIES:
+        raise NotBuilt(f"model_type {model_type!r} has no architecture template")
+    if model_type == "gpt2":
+        return _gpt2(cfg)
+    hidden = _int(cfg, "hidden_size")
+    heads = _int(cfg, "num_attention_heads")
+    head_dim = _int(cfg, "head_dim", default=hidden // heads)
+    act = str(cfg.get("hidden_act") or "silu")
+    if act not in _GATED_ACTS:
+        raise NotBuilt(f"hidden_act {act!r} is not built")
+    theta, rotary = _rope(cfg, head_dim)
+    notes = []
+    if cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
+        notes.append(
+            f"sliding_window {cfg['sliding_window']} is not drawn: attention is full causal, "
+            "equal for prompts up to the window"
+        )
+    bias = bool(cfg.get("attention_bias")) or model_type == "qwen2"
+    return LlmConfig(
+        model_type=model_type,
+        hidden=hidden,
+        layers=_int(cfg, "num_hidden_layers"),
+        heads=heads,
+        kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+        head_dim=head_dim,
+        intermediate=_int(cfg, "intermediate_size"),
+        vocab=_int(cfg, "vocab_size"),
+        eps=_float(cfg, "rms_norm_eps", 1e-6),
+        hidden_act=act,
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        max_positions=_int(cfg, "max_position_embeddings", default=4096),
+        rope_theta=theta,
+        rotary_dim=rotary,
+        qkv_bias=bias,
+        notes=tuple(notes),
+    )
+
+
+def _gpt2(cfg: Mapping[str, Any]) -> LlmConfig:
+    hidden = _int(cfg, "n_embd", "hidden_size")
+    heads = _int(cfg, "n_head", "num_attention_heads")
+    act = str(cfg.get("activation_function") or "gelu_new")
+    if act not in ("gelu_new", "gelu_pytorch_tanh", "gelu"):
+        raise NotBuilt(f"activation_function {act!r} is not built")
+    return LlmConfig(
+        model_type="gpt2",
+        hidden=hidden,
+        layers=_int(cfg, "n_layer", "num_hidden_layers"),
+        heads=heads,
+        kv_heads=heads,
+        head_dim=hidden // heads,
+        intermediate=_int(cfg, "n_inner", default=4 * hidden),
+        vocab=_int(cfg, "vocab_size"),
+        eps=_float(cfg, "layer_norm_epsilon", 1e-5),
+        hidden_act=act,
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+        max_positions=_int(cfg, "n_positions", "max_position_embeddings", default=1024),
+        rope_kind="none",
+        qkv_bias=True,
+    )
+
+
+def from_gguf(metadata: Mapping[str, Any]) -> LlmConfig:
+    """The hook for GGUF files: ``general.architecture`` and ``{arch}.*`` keys map onto the
+    same record. Not written yet, so every GGUF opens as its tensor tree."""
+    arch = metadata.get("general.architecture")
+    raise NotBuilt(f"GGUF architecture {arch!r}: building from GGUF metadata is not written yet")
