@@ -280,3 +280,16 @@ def test_damaged_npz_members_are_located_errors(
     message = str(err.value)
     assert "layers/simple_rnn/cell.npy" in message and problem in message, message
     assert not _PY_NAMES.search(message)
+
+
+def test_an_embedding_that_masks_is_refused_rather_than_run_without_its_mask(
+    tmp_path: Path,
+) -> None:
+    """Keras skips masked steps in the layers after an Embedding(mask_zero=True); run without
+    the mask they would give other numbers, so the Embedding is refused by name."""
+    src = Path(__file__).resolve().parents[2] / "data" / "keras" / "text.keras"
+    graph = _load(_rewrite(src, tmp_path / "masked.keras", _set("embed", mask_zero=True)))
+    node = next(n for n in graph.nodes if n.id == "embed")
+    assert node.metadata.get("domain") == "keras" and "mask_zero" in node.metadata["not_mapped"]
+    graph = _load(src)
+    assert next(n for n in graph.nodes if n.id == "embed").op_type == "Gather"

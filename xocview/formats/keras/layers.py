@@ -239,6 +239,8 @@ def _concat(c: Call) -> int:
 
 
 def _embedding(c: Call) -> int:
+    if c.cfg("mask_zero", False):  # later recurrent, pooling and attention layers skip steps
+        raise NotMapped("mask_zero=True (the mask Keras passes on to later layers)")
     table = c.w(0)
     return c.op("Gather", [table, c.x], {"axis": 0}, dtype=c.dtype(table))
 
