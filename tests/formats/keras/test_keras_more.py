@@ -156,6 +156,11 @@ def _mask_kwarg(doc: dict) -> None:
     call["kwargs"]["attention_mask"] = call["args"][2]
 
 
+def _tanh_backward(doc: dict) -> None:
+    """bi_lstm's backward layer with another recurrent activation than the forward one."""
+    _layer(doc, "bi_lstm")["config"]["backward_layer"]["config"]["recurrent_activation"] = "tanh"
+
+
 def _set(layer: str, **values: Any) -> Callable[[dict], None]:
     return lambda doc: _layer(doc, layer)["config"].update(values)
 
@@ -178,6 +183,7 @@ def _set(layer: str, **values: Any) -> Callable[[dict], None]:
             "attention_axes",
         ),
         ("more_attention.keras", _mask_kwarg, "mha_qkv", "called with 'attention_mask'"),
+        ("more_rnn.keras", _tanh_backward, "bi_lstm", "backward_layer"),
     ],
 )
 def test_configs_without_a_mapping_stay_keras_and_are_refused_by_name(

@@ -39,7 +39,7 @@ def _act(cfg: dict[str, Any], key: str, default: str) -> str:
 
 
 def _check(cls: str, cfg: dict[str, Any]) -> None:
-    for flag in ("stateful", "return_state", "unroll"):
+    for flag in ("stateful", "return_state", "unroll", "time_major"):
         if cfg.get(flag):
             raise NotMapped(f"{flag}=True")
     if cls not in _GATES:
@@ -130,6 +130,14 @@ def _bidirectional(c: Call) -> int:
     _check(cls, cfg)
     if cfg.get("go_backwards"):
         raise NotMapped("a Bidirectional around a go_backwards layer")
+    back = c.cfg("backward_layer", None)  # given by the user: must be the forward one reversed
+    if isinstance(back, dict):
+        raw = back.get("config")
+        other: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        keys = ("units", "activation", "recurrent_activation", "use_bias", "reset_after")
+        same = back.get("class_name") == cls and all(other.get(k) == cfg.get(k) for k in keys)
+        if not same or not other.get("go_backwards"):
+            raise NotMapped("a backward_layer that is not the forward layer reversed")
     ws = by_sublayer(c, lambda p: p[-4] if "vars" in p[-2:] else p[-3], ("forward", "backward"))
     half = len(ws) // 2
     fw, bw = _weights(c, cls, cfg, ws[:half]), _weights(c, cls, cfg, ws[half:])
