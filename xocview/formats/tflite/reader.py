@@ -51,9 +51,16 @@ def load(source: Source) -> Graph:
             if size < 8:
                 raise FormatError(source.name, "header", f"{size} bytes", "a TFLite flatbuffer")
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            fd = os.dup(f.fileno())  # for the vector lengths, read beside the map (see Flat)
     except OSError as e:
         raise FormatError(source.name, "", f"cannot be read ({e.strerror})") from e
-    flat = Flat(buf, source.name)
+    try:
+        return _read(Flat(buf, source.name, fd), buf, source)
+    finally:
+        os.close(fd)
+
+
+def _read(flat: Flat, buf: mmap.mmap, source: Source) -> Graph:
     if buf[4:8] != _IDENT:
         raise flat.error("header", "no TFL3 file identifier at bytes 4..8", "a TFLite flatbuffer")
     model = flat.get("root", lambda: tflite.Model.GetRootAs(buf, 0))

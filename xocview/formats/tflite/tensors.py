@@ -29,16 +29,15 @@ def buffer_span(flat: Flat, model: Any, b: int, nbuffers: int, place: str) -> tu
     buf = flat.get(bplace, lambda: model.Buffers(b))
     if buf is None:
         return 0, 0
-    offset = flat.get(bplace, buf.Offset)
+    start, n, offset, size = flat.buffer_fields(bplace, buf)
     if offset > 1:
-        size = flat.get(bplace, buf.Size)
         if offset + size > flat.size:
             raise flat.error(
                 f"{bplace}.offset",
                 f"{size} bytes at offset {offset} run past the end of the file ({flat.size})",
             )
         return offset, size
-    return flat.vector_span(f"{bplace}.data", buf, 4)
+    return start, n
 
 
 def read_tensors(
