@@ -73,6 +73,7 @@ def test_install_makes_onnx_open_with_xocview(env: dict[str, str], tmp_path: Pat
         ("classifier.keras", "application/x-keras"),
         ("frozen.pb", "application/x-tensorflow"),
         ("graph.pbtxt", "application/x-tensorflow"),
+        ("llama-3-8b.Q4_K_M.gguf", "application/x-gguf"),
     ):
         (tmp_path / name).write_bytes(b"PK\x03\x04")
         assert xdg_mime(env, "query", "filetype", str(tmp_path / name)) == mime

@@ -38,6 +38,7 @@ OWN_MIMES = (
     "application/x-tflite",
     "application/x-keras",
     "application/x-tensorflow",
+    "application/x-gguf",
 )
 # Types other programs own too (any HDF5 file is application/x-hdf5): xocview is offered.
 OFFERED_MIMES = (JSON_MIME, "application/x-hdf5")

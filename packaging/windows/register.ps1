@@ -2,7 +2,7 @@
 .SYNOPSIS
   Registers xocview for the current user: .onnx files open with xocview, and Explorer's
   "Open with" offers it for .json, PyTorch files (.pt2 .pt .pth .ckpt), .safetensors,
-  .tflite, .keras, .h5, .pb and .pbtxt. -Uninstall removes exactly what this script adds.
+  .tflite, .keras, .h5, .pb, .pbtxt and .gguf. -Uninstall removes exactly what this script adds.
 
 .DESCRIPTION
   Per-user keys under HKCU\Software\Classes, so no administrator rights are needed. A choice
@@ -24,7 +24,7 @@ $Classes = 'HKCU:\Software\Classes'
 $OnnxProgId = 'xocview.onnx'
 $JsonProgId = 'xocview.json'
 $ModelProgId = 'xocview.model'
-$WeightExtensions = @('.pt2', '.pt', '.pth', '.ckpt', '.safetensors', '.tflite', '.keras', '.h5', '.pb', '.pbtxt')
+$WeightExtensions = @('.pt2', '.pt', '.pth', '.ckpt', '.safetensors', '.tflite', '.keras', '.h5', '.pb', '.pbtxt', '.gguf')
 $OwnKeys = @("$Classes\$OnnxProgId", "$Classes\$JsonProgId", "$Classes\$ModelProgId",
              "$Classes\Applications\xocview.exe")
 

@@ -48,6 +48,7 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
         "TFLite": "no TFL3 file identifier at bytes 4..8",
         "Keras": "neither a zip archive nor an HDF5 file",
         "TensorFlow": "not a GraphDef or SavedModel protobuf (first field)",
+        "GGUF": "does not start with the GGUF magic b'GGUF'",
         "ONNX": "a JSON file, not an ONNX protobuf",
     }
     assert str(info.value).startswith(f"{path}: not a graph file any format accepts")

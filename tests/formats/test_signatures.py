@@ -16,7 +16,6 @@ from xocview.formats.registry import FORMATS, load
 @pytest.mark.parametrize(
     ("name", "content", "said"),
     [
-        ("m.gguf", b"GGUF\x03\x00\x00\x00" + bytes(16), "a GGUF model"),
         ("m.bin", b"tjgg\x01\x00\x00\x00" + bytes(16), "a GGJT model"),
         ("m.ort", b"\x1c\x00\x00\x00ORTM" + bytes(16), "ONNX Runtime model in ORT format"),
         ("m.pte", b"\x1c\x00\x00\x00ET12" + bytes(16), "an ExecuTorch program"),
@@ -54,8 +53,8 @@ def test_a_npz_and_a_npy_are_told_by_their_members(tmp_path: Path) -> None:
 
 
 def test_formats_read_now_give_their_reader_s_error_not_a_refusal(tmp_path: Path) -> None:
-    """TFLite, Keras and TensorFlow were named here while no reader took them; a damaged
-    file of each now gets its reader's located error."""
+    """TFLite, Keras, TensorFlow and GGUF were named here while no reader took them; a
+    damaged file of each now gets its reader's located error."""
     tfl = tmp_path / "m.tflite"
     tfl.write_bytes(b"\x1c\x00\x00\x00TFL3\x00\x00\x0e\x00")
     keras = tmp_path / "model.keras"
@@ -65,7 +64,9 @@ def test_formats_read_now_give_their_reader_s_error_not_a_refusal(tmp_path: Path
         z.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n")
     graph_def = tmp_path / "m.pb"
     graph_def.write_bytes(b"\x0a\x0c\x0a\x01x\x12\x0bPlaceholder")
-    for path in (tfl, keras, graph_def):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + (2**60).to_bytes(8, "little") + bytes(8))
+    for path in (tfl, keras, graph_def, gguf):
         with pytest.raises(FormatError) as info:
             load(path)
         assert not isinstance(info.value, UnknownFormatError)

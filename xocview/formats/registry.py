@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from xocview.errors import FormatError, UnknownFormatError
-from xocview.formats import lightnet, nnvm, onnx, safetensors, tensorflow, tflite, xoc
+from xocview.formats import gguf, lightnet, nnvm, onnx, safetensors, tensorflow, tflite, xoc
 from xocview.formats.keras import keras_file
 from xocview.formats.pytorch import checkpoint, pt2, torchscript
 from xocview.formats.signatures import recognise
@@ -29,6 +29,7 @@ FORMATS: tuple[ModuleType, ...] = (
     nnvm,
     lightnet,
     safetensors,
+    gguf,
     pt2,
     torchscript,
     checkpoint,

@@ -17,7 +17,6 @@ __all__ = ["recognise"]
 
 # Magic numbers at the start of the file.
 _MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"GGUF", "a GGUF model (llama.cpp)"),
     (b"lmgg", "a GGML model (llama.cpp's format before GGUF)"),
     (b"fmgg", "a GGMF model (llama.cpp's format before GGUF)"),
     (b"tjgg", "a GGJT model (llama.cpp's format before GGUF)"),
@@ -61,7 +60,6 @@ _EXTENSIONS: dict[str, str] = {
     ".hdf5": "a Keras .h5 model",
     ".mlmodel": "a Core ML model",
     ".mlpackage": "a Core ML package",
-    ".gguf": "a GGUF model",
     ".caffemodel": "a Caffe model",
     ".prototxt": "a Caffe network description",
     ".pdmodel": "a PaddlePaddle model",
