@@ -27,8 +27,9 @@ from xocview.formats.keras.layers import KERAS_ONNX
 from xocview.formats.tensorflow.ops import TF_ONNX
 from xocview.formats.tflite.ops import TFLITE_ONNX
 
-# Builtins the TFLite reader writes itself rather than through its table.
+# Builtins the TFLite reader writes itself rather than through its table; TF's alike.
 TFLITE_CONTROL = frozenset({"WHILE", "IF"})
+TF_CONTROL = frozenset({"While", "StatelessWhile", "If", "StatelessIf"})
 # TF ops whose builtin's name is not theirs.
 _TF: dict[str, tuple[str, ...]] = {
     "ADD": ("Add", "AddV2"),
@@ -173,7 +174,7 @@ def rows() -> list[Row]:
     out = []
     for b in builtins():
         tfl = b in TFLITE_ONNX or b in TFLITE_CONTROL
-        tf = [(op, op in TF_ONNX) for op in tf_ops(b)]
+        tf = [(op, op in TF_ONNX or op in TF_CONTROL) for op in tf_ops(b)]
         keras = [(layer, layer in KERAS_ONNX) for layer in _KERAS.get(b, ())]
         out.append(Row(b, tfl, tf, keras))
     return out
