@@ -30,6 +30,19 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "qwen3": ("Qwen3ForCausalLM", "Qwen3Config", {"head_dim": 32}),
     "phi3": ("Phi3ForCausalLM", "Phi3Config", {"pad_token_id": 0}),
     "llama-tied": ("LlamaForCausalLM", "LlamaConfig", {"tie_word_embeddings": True}),
+    "llama-sharded": ("LlamaForCausalLM", "LlamaConfig", {}),
+    "llama-bf16": ("LlamaForCausalLM", "LlamaConfig", {}),
+    "gemma": ("GemmaForCausalLM", "GemmaConfig", {"head_dim": 16}),
+    "gemma2": (
+        "Gemma2ForCausalLM",
+        "Gemma2Config",
+        {"head_dim": 16, "attn_logit_softcapping": 5.0, "final_logit_softcapping": 3.0},
+    ),
+    "gemma3": (
+        "Gemma3ForCausalLM",
+        "Gemma3TextConfig",
+        {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]},
+    ),
     "phi3-partial": (
         "Phi3ForCausalLM",
         "Phi3Config",
@@ -44,7 +57,7 @@ def _logits(graph: Graph, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def _save(model: Any, folder: Path) -> np.ndarray:
+def _save(model: Any, folder: Path, shard: str | None, half: bool) -> np.ndarray:
     """Nudge every weight (norms start at one), save, return transformers' logits."""
     import torch
 
@@ -52,7 +65,14 @@ def _save(model: Any, folder: Path) -> np.ndarray:
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.05)
-        model.save_pretrained(folder)
+        if half:  # stored as bfloat16; the reference runs on the same rounded weights
+            model.to(torch.bfloat16).save_pretrained(folder)
+            model.float()
+        elif shard:
+            model.save_pretrained(folder, max_shard_size=shard)
+            assert (folder / "model.safetensors.index.json").is_file()
+        else:
+            model.save_pretrained(folder)
         return model(torch.from_numpy(PROMPT)).logits.numpy()
 
 
@@ -76,7 +96,8 @@ def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
         model_cls, cfg_cls, extra = FAMILIES[family]
         cfg = getattr(transformers, cfg_cls)(**SIZES, **extra)
         model = getattr(transformers, model_cls)(cfg)
-    want = _save(model, tmp_path)
+    shard = "40KB" if family.endswith("-sharded") else None
+    want = _save(model, tmp_path, shard, family.endswith("-bf16"))
     graph = load_folder(tmp_path)
     assert graph is not None
     got = _logits(graph, PROMPT)
@@ -183,7 +204,25 @@ def test_config_readings() -> None:
         from_hf(base | {"hidden_size": -3})
     with pytest.raises(NotBuilt, match="not written yet"):
         from_gguf({"general.architecture": "llama"})
-    assert set(TEMPLATES) == {"llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2"}
+    gemma3 = base | {"model_type": "gemma3_text", "layer_types": ["sliding", "full"]}
+    gemma3["rope_parameters"] = {"sliding": {"rope_theta": 1e4}, "full": {"rope_theta": 1e6}}
+    assert from_hf(gemma3).layer_thetas == (1e4, 1e6)
+    gemma3["rope_parameters"]["full"]["rope_type"] = "linear"
+    with pytest.raises(NotBuilt, match="rope scaling 'linear'"):
+        from_hf(gemma3)
+    gemma2 = from_hf(base | {"model_type": "gemma2", "query_pre_attn_scalar": 256})
+    assert gemma2.attn_scale == 1 / 16
+    assert set(TEMPLATES) == {
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "phi3",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "gpt2",
+    }
 
 
 def test_missing_tensor_and_missing_weights_are_named(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ norms, rotary embedding, grouped-query Attention, output projection) -> residual
 
 from __future__ import annotations
 
-from xocview.formats.llm.builder import SEQ, Builder, norm
+from xocview.formats.llm.builder import SEQ, Builder, norm, norm_weight
 from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.templates import Template
 
@@ -26,9 +26,13 @@ def decoder_block(
     stream = [1, SEQ, cfg.hidden]
     x = norm(b, cfg, tpl, f"{layer}.{tpl.attn_norm}", h, g)
     a = _attention(b, cfg, tpl, f"{layer}.{tpl.attn}", x, pos, rope, g)
+    if tpl.post_norms is not None:
+        a = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[0]}", a, g)
     h = b.op("Add", [h, a], None, f"{layer}/residual_attn", g, stream)
     x = norm(b, cfg, tpl, f"{layer}.{tpl.mlp_norm}", h, g)
     m = _mlp(b, cfg, tpl, f"{layer}.{tpl.mlp}", x, g)
+    if tpl.post_norms is not None:
+        m = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[1]}", m, g)
     return b.op("Add", [h, m], None, f"{layer}/residual_mlp", g, stream)
 
 
@@ -68,28 +72,32 @@ def _attention(
         shapes = [[1, SEQ, qd], [1, SEQ, kd], [1, SEQ, kd]]
         q, k, v = b.ops("Split", [fused, sizes], {"axis": -1}, f"{mod}/Split", g, shapes)
     if tpl.qk_norm is not None:
-        q = _head_norm(b, cfg, f"{mod}.{tpl.qk_norm[0]}", q, cfg.heads, g)
-        k = _head_norm(b, cfg, f"{mod}.{tpl.qk_norm[1]}", k, cfg.kv_heads, g)
+        q = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[0]}", q, cfg.heads, g)
+        k = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[1]}", k, cfg.kv_heads, g)
     if rope is not None:
         q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, pos, rope, g)
         k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, pos, rope, g)
-    attrs = {
+    attrs: dict[str, int | float] = {
         "is_causal": 1,
         "q_num_heads": cfg.heads,
         "kv_num_heads": cfg.kv_heads,
-        "scale": cfg.head_dim**-0.5,
+        "scale": cfg.attn_scale or cfg.head_dim**-0.5,
     }
+    if cfg.attn_softcap:
+        attrs["softcap"] = cfg.attn_softcap
     o = b.op("Attention", [q, k, v], attrs, f"{mod}/Attention", g, [1, SEQ, qd])
     return linear(b, tpl, f"{mod}.{tpl.o_proj}", o, cfg.hidden, g)
 
 
-def _head_norm(b: Builder, cfg: LlmConfig, module: str, x: int, heads: int, g: str) -> int:
+def _head_norm(
+    b: Builder, cfg: LlmConfig, tpl: Template, module: str, x: int, heads: int, g: str
+) -> int:
     """RMSNorm of each head's features (Qwen3's q_norm and k_norm)."""
     d = cfg.head_dim
     split = b.const(module + "/heads", [0, 0, heads, d])
     joined = b.const(module + "/joined", [0, 0, heads * d])
     x = b.op("Reshape", [x, split], None, module + "/Reshape", g, [1, SEQ, heads, d])
-    w = b.weight(module + ".weight", g)
+    w = norm_weight(b, tpl, module, g)
     x = b.op(
         "RMSNormalization", [x, w], {"axis": -1, "epsilon": cfg.eps}, module, g, [1, SEQ, heads, d]
     )

@@ -44,38 +44,16 @@ def build_graph(
     b = Builder(graph, weights, file)
     ids = b.tensor("input_ids", [1, SEQ], "int64", "input")
     graph.inputs.append(ids)
-    h = b.op(
-        "Gather",
-        [b.weight(tpl.embed + ".weight", None), ids],
-        {"axis": 0},
-        tpl.embed,
-        None,
-        [1, SEQ, cfg.hidden],
-    )
-    pos = _positions(b, ids)
-    rope = _rope_caches(b, cfg) if cfg.rope_kind == "default" else None
-    if tpl.positions is not None:
-        p = b.op(
-            "Gather",
-            [b.weight(tpl.positions + ".weight", None), pos],
-            {"axis": 0},
-            tpl.positions,
-            None,
-            [1, SEQ, cfg.hidden],
-        )
-        h = b.op("Add", [h, p], None, "embeddings/Add", None, [1, SEQ, cfg.hidden])
+    h, pos = _embed(b, cfg, tpl, ids)
+    thetas = cfg.layer_thetas or (cfg.rope_theta,) * cfg.layers
+    ropes = {}
+    if cfg.rope_kind == "default":
+        for k, theta in enumerate(dict.fromkeys(thetas)):
+            ropes[theta] = _rope_caches(b, cfg, theta, "rotary_emb" + (f"_{k}" if k else ""))
     for i in range(cfg.layers):
-        h = decoder_block(b, cfg, tpl, i, h, pos, rope)
+        h = decoder_block(b, cfg, tpl, i, h, pos, ropes.get(thetas[i]))
     h = norm(b, cfg, tpl, tpl.final_norm, h, None)
-    head = tpl.lm_head if b.has(tpl.lm_head + ".weight") else tpl.embed
-    w = b.weight(head + ".weight", None)
-    if not tpl.in_out or head == tpl.embed:
-        w = b.op(
-            "Transpose", [w], {"perm": [1, 0]}, head + "/Transpose", None, [cfg.hidden, cfg.vocab]
-        )
-    out = b.tensor("logits", [1, SEQ, cfg.vocab], "float32", "output")
-    graph.nodes.append(Node(b.unique(tpl.lm_head), "MatMul", [h, w], [out], {}, {}))
-    graph.outputs.append(out)
+    graph.outputs.append(_lm_head(b, cfg, tpl, h))
     b.finish()
     return graph
 
@@ -105,7 +83,50 @@ def _positions(b: Builder, ids: int) -> int:
     )
 
 
-def _rope_caches(b: Builder, cfg: LlmConfig) -> tuple[int, int]:
+def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int) -> tuple[int, int]:
+    """The residual stream's start (token embedding, scaled or plus learned positions) and
+    the position ids."""
+    h = b.op(
+        "Gather",
+        [b.weight(tpl.embed + ".weight", None), ids],
+        {"axis": 0},
+        tpl.embed,
+        None,
+        [1, SEQ, cfg.hidden],
+    )
+    if tpl.embed_scale:  # Gemma: times sqrt(hidden), rounded to float32 as transformers does
+        root = b.scalar(tpl.embed + "/scale", float(np.float32(cfg.hidden**0.5)))
+        h = b.op("Mul", [h, root], None, tpl.embed + "/scale", None, [1, SEQ, cfg.hidden])
+    pos = _positions(b, ids)
+    if tpl.positions is not None:
+        table = b.weight(tpl.positions + ".weight", None)
+        p = b.op("Gather", [table, pos], {"axis": 0}, tpl.positions, None, [1, SEQ, cfg.hidden])
+        h = b.op("Add", [h, p], None, "embeddings/Add", None, [1, SEQ, cfg.hidden])
+    return h, pos
+
+
+def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:
+    """``logits``: the head (or the tied embedding) over the final norm, soft-capped when
+    the config says so (Gemma 2)."""
+    head = tpl.lm_head if b.has(tpl.lm_head + ".weight") else tpl.embed
+    w = b.weight(head + ".weight", None)
+    if not tpl.in_out or head == tpl.embed:
+        shape = [cfg.hidden, cfg.vocab]
+        w = b.op("Transpose", [w], {"perm": [1, 0]}, head + "/Transpose", None, shape)
+    out = b.tensor("logits", [1, SEQ, cfg.vocab], "float32", "output")
+    shape = [1, SEQ, cfg.vocab]
+    if not cfg.final_softcap:
+        b.g.nodes.append(Node(b.unique(tpl.lm_head), "MatMul", [h, w], [out], {}, {}))
+        return out
+    cap = b.scalar("final_softcap", cfg.final_softcap)
+    y = b.op("MatMul", [h, w], None, tpl.lm_head, None, shape)
+    y = b.op("Div", [y, cap], None, "final_softcap/Div", None, shape)
+    y = b.op("Tanh", [y], None, "final_softcap/Tanh", None, shape)
+    b.g.nodes.append(Node(b.unique("final_softcap"), "Mul", [y, cap], [out], {}, {}))
+    return out
+
+
+def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[int, int]:
     """cos and sin of every position's angles, computed on first use as transformers does
     (float32 inverse frequencies from rope theta)."""
     rot = cfg.rotary_dim or cfg.head_dim
@@ -113,18 +134,18 @@ def _rope_caches(b: Builder, cfg: LlmConfig) -> tuple[int, int]:
 
     def angles() -> np.ndarray:
         exponent = np.arange(0, rot, 2, dtype=np.int64).astype(np.float32) / np.float32(rot)
-        inv = np.float32(1.0) / (np.float32(cfg.rope_theta) ** exponent)
+        inv = np.float32(1.0) / (np.float32(theta) ** exponent)
         return np.arange(cfg.max_positions, dtype=np.float32)[:, None] * inv[None, :]
 
     cos = b.tensor(
-        "rotary_emb.cos_cache",
+        label + ".cos_cache",
         shape,
         "float32",
         "weight",
         lambda: np.cos(angles()).astype(np.float32),
     )
     sin = b.tensor(
-        "rotary_emb.sin_cache",
+        label + ".sin_cache",
         shape,
         "float32",
         "weight",

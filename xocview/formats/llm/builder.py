@@ -13,7 +13,7 @@ from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node, Tensor
 
-__all__ = ["SEQ", "Builder", "StoredTensor", "norm"]
+__all__ = ["SEQ", "Builder", "StoredTensor", "norm", "norm_weight"]
 
 SEQ = -1  # the prompt's length: a symbolic dimension named "seq"
 # (shape, dtype, lazy values) of one stored tensor, by its name in the file
@@ -70,6 +70,9 @@ class Builder:
     def const(self, tid: str, values: Sequence[int] | int) -> int:
         data = np.asarray(values, dtype=np.int64)
         return self.tensor(tid, list(data.shape), "int64", "weight", data)
+
+    def scalar(self, tid: str, value: float) -> int:
+        return self.tensor(tid, [], "float32", "weight", np.asarray(value, dtype=np.float32))
 
     def ops(
         self,
@@ -130,9 +133,18 @@ class Builder:
         return out
 
 
+def norm_weight(b: Builder, tpl: Template, module: str, parent: str | None) -> int:
+    """A norm's scale: its weight, plus one for Gemma (folded once by the executor)."""
+    w = b.weight(module + ".weight", parent)
+    if tpl.norm_offset:
+        one = b.scalar(module + "/offset", tpl.norm_offset)
+        w = b.op("Add", [w, one], None, module + "/offset", parent, list(b.g.tensors[w].shape))
+    return w
+
+
 def norm(b: Builder, cfg: LlmConfig, tpl: Template, module: str, x: int, parent: str | None) -> int:
     """RMSNormalization, or LayerNormalization with its bias, over the last axis."""
-    w = b.weight(module + ".weight", parent)
+    w = norm_weight(b, tpl, module, parent)
     if tpl.norm == "rms":
         return b.op(
             "RMSNormalization",

@@ -40,11 +40,15 @@ class LlmConfig:
     rope_kind: str = "default"  # "default" (plain) or "none" (learned positions, GPT-2)
     rotary_dim: int = 0
     qkv_bias: bool = False
+    attn_scale: float | None = None  # None: 1/sqrt(head_dim)
+    attn_softcap: float = 0.0  # Gemma 2: softcap * tanh(scores / softcap); 0: none
+    final_softcap: float = 0.0  # the same on the logits
+    layer_thetas: tuple[float, ...] = ()  # per-layer rope theta (Gemma 3); (): rope_theta
     notes: tuple[str, ...] = ()
 
 
 # model_type -> the template key (templates.TEMPLATES)
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2")
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gpt2")
 _GATED_ACTS = {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new"}
 
 
@@ -65,10 +69,30 @@ def _float(cfg: Mapping[str, Any], key: str, default: float) -> float:
     return default
 
 
+def _layer_thetas(cfg: Mapping[str, Any], layers: int) -> tuple[float, ...]:
+    """Gemma 3's rope theta per layer, from its layer type's own rope parameters."""
+    params = cfg.get("rope_parameters")
+    types = cfg.get("layer_types")
+    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+        return ()
+    if not isinstance(types, list) or len(types) != layers:
+        raise NotBuilt("rope_parameters per layer type without layer_types for every layer")
+    thetas = []
+    for kind in types:
+        entry = params.get(kind)
+        if not isinstance(entry, dict):
+            raise NotBuilt(f"layer type {str(kind)!r} has no rope_parameters")
+        _rope({"rope_parameters": entry}, 2)
+        thetas.append(_float(entry, "rope_theta", 10000.0))
+    return tuple(thetas)
+
+
 def _rope(cfg: Mapping[str, Any], head_dim: int) -> tuple[float, int]:
     """Plain rope's theta and rotated features; any scaling kind is refused by name."""
     params = cfg.get("rope_parameters")
     params = params if isinstance(params, dict) else {}
+    if params and all(isinstance(v, dict) for v in params.values()):
+        params = {}  # per layer type: _layer_thetas reads them
     scaling = cfg.get("rope_scaling")
     scaling = scaling if isinstance(scaling, dict) else {}
     kind = params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
@@ -92,21 +116,17 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
     hidden = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
     head_dim = _int(cfg, "head_dim", default=hidden // heads)
-    act = str(cfg.get("hidden_act") or "silu")
+    act = str(cfg.get("hidden_activation") or cfg.get("hidden_act") or "silu")
     if act not in _GATED_ACTS:
         raise NotBuilt(f"hidden_act {act!r} is not built")
     theta, rotary = _rope(cfg, head_dim)
-    notes = []
-    if cfg.get("sliding_window") and cfg.get("use_sliding_window", True):
-        notes.append(
-            f"sliding_window {cfg['sliding_window']} is not drawn: attention is full causal, "
-            "equal for prompts up to the window"
-        )
     bias = bool(cfg.get("attention_bias")) or model_type == "qwen2"
+    layers = _int(cfg, "num_hidden_layers")
+    scalar = cfg.get("query_pre_attn_scalar") if model_type.startswith("gemma") else None
     return LlmConfig(
         model_type=model_type,
         hidden=hidden,
-        layers=_int(cfg, "num_hidden_layers"),
+        layers=layers,
         heads=heads,
         kv_heads=_int(cfg, "num_key_value_heads", default=heads),
         head_dim=head_dim,
@@ -119,8 +139,25 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         rope_theta=theta,
         rotary_dim=rotary,
         qkv_bias=bias,
-        notes=tuple(notes),
+        attn_scale=float(scalar) ** -0.5
+        if isinstance(scalar, (int, float)) and scalar > 0
+        else None,
+        attn_softcap=_float(cfg, "attn_logit_softcapping", 0.0),
+        final_softcap=_float(cfg, "final_logit_softcapping", 0.0),
+        layer_thetas=_layer_thetas(cfg, layers),
+        notes=_notes(cfg),
     )
+
+
+def _notes(cfg: Mapping[str, Any]) -> tuple[str, ...]:
+    """Settings read but not drawn."""
+    window = cfg.get("sliding_window")
+    if window and cfg.get("use_sliding_window", True):
+        return (
+            f"sliding_window {window} is not drawn: attention is full causal, "
+            "equal for prompts up to the window",
+        )
+    return ()
 
 
 def _gpt2(cfg: Mapping[str, Any]) -> LlmConfig:

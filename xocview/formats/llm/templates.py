@@ -34,6 +34,9 @@ class Template:
     qk_norm: tuple[str, str] | None = None  # per-head RMSNorm of q and k (Qwen3)
     positions: str | None = None  # a learned position table (GPT-2) instead of rope
     in_out: bool = False  # weights stored [in, out] (GPT-2's Conv1D), not [out, in]
+    norm_offset: float = 0.0  # Gemma's norms scale by (offset + weight)
+    embed_scale: bool = False  # Gemma scales the embeddings by sqrt(hidden)
+    post_norms: tuple[str, str] | None = None  # norms of the attention's and MLP's outputs
 
 
 LLAMA = Template(
@@ -52,12 +55,21 @@ LLAMA = Template(
     lm_head="lm_head",
 )
 
+GEMMA = replace(LLAMA, norm_offset=1.0, embed_scale=True)
+SANDWICH = ("post_attention_layernorm", "post_feedforward_layernorm")
+QK_NORM = ("q_norm", "k_norm")
+
 TEMPLATES: dict[str, Template] = {
     "llama": LLAMA,
     "mistral": LLAMA,
     "qwen2": LLAMA,
-    "qwen3": replace(LLAMA, qk_norm=("q_norm", "k_norm")),
+    "qwen3": replace(LLAMA, qk_norm=QK_NORM),
     "phi3": replace(LLAMA, qkv=("qkv_proj",), gate_up=("gate_up_proj",)),
+    "gemma": GEMMA,
+    "gemma2": replace(GEMMA, mlp_norm="pre_feedforward_layernorm", post_norms=SANDWICH),
+    "gemma3_text": replace(
+        GEMMA, mlp_norm="pre_feedforward_layernorm", post_norms=SANDWICH, qk_norm=QK_NORM
+    ),
     "gpt2": Template(
         embed="transformer.wte",
         layer="transformer.h.{i}",
