@@ -33,6 +33,23 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "llama-sharded": ("LlamaForCausalLM", "LlamaConfig", {}),
     "llama-bf16": ("LlamaForCausalLM", "LlamaConfig", {}),
     "gemma": ("GemmaForCausalLM", "GemmaConfig", {"head_dim": 16}),
+    "mixtral": (
+        "MixtralForCausalLM",
+        "MixtralConfig",
+        {"num_local_experts": 4, "num_experts_per_tok": 2},
+    ),
+    "qwen2-moe": (  # layer 1 dense; a shared expert beside the routed ones
+        "Qwen2MoeForCausalLM",
+        "Qwen2MoeConfig",
+        {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}
+        | {"shared_expert_intermediate_size": 48, "mlp_only_layers": [1]},
+    ),
+    "qwen3-moe": (
+        "Qwen3MoeForCausalLM",
+        "Qwen3MoeConfig",
+        {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}
+        | {"norm_topk_prob": True},
+    ),
     "gemma2": (
         "Gemma2ForCausalLM",
         "Gemma2Config",
@@ -103,6 +120,14 @@ def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
     got = _logits(graph, PROMPT)
     print(f"{family}: largest |difference| {np.abs(got - want).max():.2e}")
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    if family == "mixtral":  # the experts are a group of numbered expert groups
+        experts = graph.node("model.layers.1.block_sparse_moe.experts")
+        kids = experts.metadata["children_ids"]
+        assert kids[:4] == [f"model.layers.1.block_sparse_moe.experts.{e}" for e in range(4)]
+        assert graph.node(kids[4]).op_type == "Sum"
+    if family == "qwen2-moe":
+        assert graph.node("model.layers.1.mlp").op_type == "MLP"
+        assert graph.node("model.layers.0.mlp").op_type == "SparseMoE"
 
 
 def test_committed_llama_runs_as_transformers_did() -> None:
@@ -213,16 +238,11 @@ def test_config_readings() -> None:
     gemma2 = from_hf(base | {"model_type": "gemma2", "query_pre_attn_scalar": 256})
     assert gemma2.attn_scale == 1 / 16
     assert set(TEMPLATES) == {
-        "llama",
-        "mistral",
-        "qwen2",
-        "qwen3",
-        "phi3",
-        "gemma",
-        "gemma2",
-        "gemma3_text",
-        "gpt2",
+        *("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text"),
+        *("gpt2", "mixtral", "qwen2_moe", "qwen3_moe"),
     }
+    moe = from_hf(base | {"model_type": "qwen2_moe", "num_experts": 8, "decoder_sparse_step": 2})
+    assert (moe.experts, moe.dense_layers, moe.norm_topk, moe.qkv_bias) == (8, (0,), False, True)
 
 
 def test_missing_tensor_and_missing_weights_are_named(tmp_path: Path) -> None:

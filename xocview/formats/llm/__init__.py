@@ -1,4 +1,5 @@
-"""Decoder-only LLMs (Llama, Mistral, Qwen2/3, Phi-3, Gemma 1/2/3, GPT-2) drawn as their
+"""Decoder-only LLMs (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Phi-3, Gemma 1/2/3,
+GPT-2) drawn as their
 forward pass from a config and their stored weights: standard ONNX operators the executor
 runs."""
 

@@ -8,7 +8,7 @@ from xocview.formats.llm.builder import SEQ, Builder, norm, norm_weight
 from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.templates import Template
 
-__all__ = ["decoder_block", "linear"]
+__all__ = ["decoder_block", "linear", "mlp"]
 
 
 def decoder_block(
@@ -30,7 +30,7 @@ def decoder_block(
         a = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[0]}", a, g)
     h = b.op("Add", [h, a], None, f"{layer}/residual_attn", g, stream)
     x = norm(b, cfg, tpl, f"{layer}.{tpl.mlp_norm}", h, g)
-    m = _mlp(b, cfg, tpl, f"{layer}.{tpl.mlp}", x, g)
+    m = _ffn(b, cfg, tpl, layer, i, x, g)
     if tpl.post_norms is not None:
         m = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[1]}", m, g)
     return b.op("Add", [h, m], None, f"{layer}/residual_mlp", g, stream)
@@ -127,24 +127,46 @@ def _rotate(
     )
 
 
-def _mlp(b: Builder, cfg: LlmConfig, tpl: Template, mod: str, x: int, parent: str) -> int:
+def _ffn(b: Builder, cfg: LlmConfig, tpl: Template, layer: str, i: int, x: int, parent: str) -> int:
+    """Block ``i``'s feed-forward: the dense MLP, or mixture-of-experts routing (moe)."""
+    if tpl.moe is not None and cfg.experts and i not in cfg.dense_layers:
+        from xocview.formats.llm.moe import moe_block
+
+        return moe_block(b, cfg, tpl.moe, tpl, f"{layer}.{tpl.moe.module}", x, parent)
+    mod = f"{layer}.{tpl.mlp}"
+    if len(tpl.gate_up) == 2:
+        return mlp(b, cfg, tpl, mod, x, parent, cfg.intermediate, (*tpl.gate_up, tpl.down))
     g = b.group(mod, "MLP", parent)
     n = cfg.intermediate
-    if len(tpl.gate_up) == 2:
-        gate = linear(b, tpl, f"{mod}.{tpl.gate_up[0]}", x, n, g)
-        up = linear(b, tpl, f"{mod}.{tpl.gate_up[1]}", x, n, g)
-    elif len(tpl.gate_up) == 1:
+    if len(tpl.gate_up) == 1:
         fused = linear(b, tpl, f"{mod}.{tpl.gate_up[0]}", x, 2 * n, g)
         sizes = b.const(f"{mod}/split_sizes", [n, n])
         gate, up = b.ops(
             "Split", [fused, sizes], {"axis": -1}, f"{mod}/Split", g, [[1, SEQ, n], [1, SEQ, n]]
         )
+        y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
     else:
-        up = linear(b, tpl, f"{mod}.{tpl.up}", x, n, g)
-        y = _act(b, cfg, mod, up, g)
-        return linear(b, tpl, f"{mod}.{tpl.down}", y, cfg.hidden, g)
-    y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
+        y = _act(b, cfg, mod, linear(b, tpl, f"{mod}.{tpl.up}", x, n, g), g)
     return linear(b, tpl, f"{mod}.{tpl.down}", y, cfg.hidden, g)
+
+
+def mlp(
+    b: Builder,
+    cfg: LlmConfig,
+    tpl: Template,
+    mod: str,
+    x: int,
+    parent: str,
+    n: int,
+    names: tuple[str, str, str],
+    label: str = "MLP",
+) -> int:
+    """down(act(gate(x)) * up(x)) of width ``n``; ``names`` the gate, up and down modules."""
+    g = b.group(mod, label, parent)
+    gate = linear(b, tpl, f"{mod}.{names[0]}", x, n, g)
+    up = linear(b, tpl, f"{mod}.{names[1]}", x, n, g)
+    y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
+    return linear(b, tpl, f"{mod}.{names[2]}", y, cfg.hidden, g)
 
 
 def _act(b: Builder, cfg: LlmConfig, mod: str, x: int, g: str) -> int:

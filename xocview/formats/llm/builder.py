@@ -82,11 +82,15 @@ class Builder:
         node_id: str,
         parent: str | None,
         shapes: Sequence[list[int]],
-        dtype: str = "float32",
+        dtype: str | Sequence[str] = "float32",
     ) -> list[int]:
-        """One node; its outputs ``{node_id}:k`` with the given shapes."""
+        """One node; its outputs ``{node_id}:k`` with the given shapes (and dtypes)."""
         nid = self.unique(node_id)
-        outs = [self.tensor(f"{nid}:{k}", list(s), dtype) for k, s in enumerate(shapes)]
+        dtypes = [dtype] * len(shapes) if isinstance(dtype, str) else list(dtype)
+        outs = [
+            self.tensor(f"{nid}:{k}", list(s), t)
+            for k, (s, t) in enumerate(zip(shapes, dtypes, strict=True))
+        ]
         meta: dict[str, Any] = {}
         if None in inputs:
             meta["omitted_inputs"] = [k for k, t in enumerate(inputs) if t is None]

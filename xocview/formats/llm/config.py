@@ -44,11 +44,20 @@ class LlmConfig:
     attn_softcap: float = 0.0  # Gemma 2: softcap * tanh(scores / softcap); 0: none
     final_softcap: float = 0.0  # the same on the logits
     layer_thetas: tuple[float, ...] = ()  # per-layer rope theta (Gemma 3); (): rope_theta
+    experts: int = 0  # routed experts per MoE layer (0: dense)
+    experts_per_tok: int = 0
+    moe_intermediate: int = 0
+    shared_intermediate: int = 0
+    norm_topk: bool = True  # the chosen experts' weights rescaled to sum to one
+    dense_layers: tuple[int, ...] = ()  # layers of an MoE model with a dense MLP
     notes: tuple[str, ...] = ()
 
 
 # model_type -> the template key (templates.TEMPLATES)
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gpt2")
+FAMILIES = (
+    *("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gpt2"),
+    *("mixtral", "qwen2_moe", "qwen3_moe"),
+)
 _GATED_ACTS = {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new"}
 
 
@@ -120,10 +129,11 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
     if act not in _GATED_ACTS:
         raise NotBuilt(f"hidden_act {act!r} is not built")
     theta, rotary = _rope(cfg, head_dim)
-    bias = bool(cfg.get("attention_bias")) or model_type == "qwen2"
+    bias = bool(cfg.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe")
     layers = _int(cfg, "num_hidden_layers")
     scalar = cfg.get("query_pre_attn_scalar") if model_type.startswith("gemma") else None
     return LlmConfig(
+        **_moe(cfg, model_type, layers),
         model_type=model_type,
         hidden=hidden,
         layers=layers,
@@ -147,6 +157,25 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         layer_thetas=_layer_thetas(cfg, layers),
         notes=_notes(cfg),
     )
+
+
+def _moe(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, Any]:
+    """The routing settings of Mixtral and Qwen-MoE; {} for a dense model."""
+    if model_type not in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        return {}
+    experts = _int(cfg, "num_local_experts", "num_experts")
+    step = _int(cfg, "decoder_sparse_step", default=1)
+    only = cfg.get("mlp_only_layers")
+    only = only if isinstance(only, list) else []
+    dense = tuple(i for i in range(layers) if i in only or (i + 1) % step)
+    return {
+        "experts": experts,
+        "experts_per_tok": min(_int(cfg, "num_experts_per_tok", default=2), experts),
+        "moe_intermediate": _int(cfg, "moe_intermediate_size", "intermediate_size"),
+        "shared_intermediate": _int(cfg, "shared_expert_intermediate_size", default=1),
+        "norm_topk": model_type == "mixtral" or bool(cfg.get("norm_topk_prob")),
+        "dense_layers": dense,
+    }
 
 
 def _notes(cfg: Mapping[str, Any]) -> tuple[str, ...]:

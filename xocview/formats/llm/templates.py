@@ -10,7 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-__all__ = ["TEMPLATES", "Template"]
+__all__ = ["TEMPLATES", "Moe", "Template"]
+
+
+@dataclass(frozen=True)
+class Moe:
+    """A mixture-of-experts feed-forward: a router over numbered gated experts, and for
+    Qwen-MoE a shared expert scaled by its own sigmoid gate."""
+
+    module: str  # relative to the layer
+    router: str
+    gate_up: tuple[str, str]  # each expert's gate and up projections
+    down: str
+    shared: str | None = None
+    shared_gate: str | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,7 @@ class Template:
     norm_offset: float = 0.0  # Gemma's norms scale by (offset + weight)
     embed_scale: bool = False  # Gemma scales the embeddings by sqrt(hidden)
     post_norms: tuple[str, str] | None = None  # norms of the attention's and MLP's outputs
+    moe: Moe | None = None  # mixture-of-experts layers (Mixtral, Qwen-MoE)
 
 
 LLAMA = Template(
@@ -58,6 +72,7 @@ LLAMA = Template(
 GEMMA = replace(LLAMA, norm_offset=1.0, embed_scale=True)
 SANDWICH = ("post_attention_layernorm", "post_feedforward_layernorm")
 QK_NORM = ("q_norm", "k_norm")
+QWEN_EXPERTS = Moe("mlp", "gate", ("gate_proj", "up_proj"), "down_proj")
 
 TEMPLATES: dict[str, Template] = {
     "llama": LLAMA,
@@ -65,6 +80,12 @@ TEMPLATES: dict[str, Template] = {
     "qwen2": LLAMA,
     "qwen3": replace(LLAMA, qk_norm=QK_NORM),
     "phi3": replace(LLAMA, qkv=("qkv_proj",), gate_up=("gate_up_proj",)),
+    "mixtral": replace(LLAMA, moe=Moe("block_sparse_moe", "gate", ("w1", "w3"), "w2")),
+    "qwen2_moe": replace(
+        LLAMA,
+        moe=replace(QWEN_EXPERTS, shared="shared_expert", shared_gate="shared_expert_gate"),
+    ),
+    "qwen3_moe": replace(LLAMA, qk_norm=QK_NORM, moe=QWEN_EXPERTS),
     "gemma": GEMMA,
     "gemma2": replace(GEMMA, mlp_norm="pre_feedforward_layernorm", post_norms=SANDWICH),
     "gemma3_text": replace(
