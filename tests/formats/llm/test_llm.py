@@ -148,6 +148,7 @@ def test_layers_are_groups_holding_their_modules() -> None:
     top = [n.id for n in graph.nodes if "parent_id" not in n.metadata]
     assert "model.layers.0" in top and "model.layers.1" in top
     assert "model.layers.0.self_attn.q_proj" not in top
+    assert "positions" in top and "positions/Range" not in top
     layer = graph.node("model.layers.1")
     assert layer.metadata["module"] == "model.layers.1"
     assert layer.metadata["children_ids"] == [
@@ -177,6 +178,20 @@ def test_longer_prompt_and_positions_past_the_cache(tmp_path: Path) -> None:
     assert _logits(graph, ids).shape == (1, 32, 64)
     with pytest.raises(RunError, match=r"position_ids must be in 0\.\.31"):
         _logits(graph, np.zeros((1, 33), dtype=np.int64))
+
+
+def test_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    from xocview.formats.onnx.writer import save
+
+    graph = load_folder(DATA)
+    assert graph is not None
+    notes = save(graph, tmp_path / "tiny.onnx")
+    assert any("groups" in n for n in notes)  # ONNX has no groups; the ops and weights stay
+    want = np.load(DATA / "logits.npz")
+    session = ort.InferenceSession(str(tmp_path / "tiny.onnx"))
+    (got,) = session.run(["logits"], {"input_ids": want["input_ids"]})
+    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
 
 
 def _copy(tmp_path: Path, **changes: Any) -> Path:

@@ -1,7 +1,6 @@
 """Decoder-only LLMs (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Phi-3, Gemma 1/2/3,
-GPT-2) drawn as their
-forward pass from a config and their stored weights: standard ONNX operators the executor
-runs."""
+GPT-2) drawn as their forward pass from a config and their stored weights: standard ONNX
+operators the executor runs."""
 
 from xocview.formats.llm.build import OPSET, build_graph
 from xocview.formats.llm.config import LlmConfig, NotBuilt, from_gguf, from_hf

@@ -59,28 +59,16 @@ def build_graph(
 
 
 def _positions(b: Builder, ids: int) -> int:
-    """position_ids [1, seq] = Range(0, seq) computed from the prompt's length."""
-    shape = b.op("Shape", [ids], None, "positions/Shape", None, [2], "int64")
-    n = b.op(
-        "Gather",
-        [shape, b.const("positions/axis", 1)],
-        {"axis": 0},
-        "positions/Gather",
-        None,
-        [],
-        "int64",
-    )
+    """position_ids [1, seq] = Range(0, seq) from the prompt's length, in a group of its own
+    so the first view shows the stack, not this arithmetic."""
+    g = b.group("positions", "PositionIds", None)
+    shape = b.op("Shape", [ids], None, "positions/Shape", g, [2], "int64")
+    axis = b.const("positions/axis", 1)
+    n = b.op("Gather", [shape, axis], {"axis": 0}, "positions/Gather", g, [], "int64")
     zero, one = b.const("positions/start", 0), b.const("positions/step", 1)
-    r = b.op("Range", [zero, n, one], None, "positions/Range", None, [SEQ], "int64")
-    return b.op(
-        "Unsqueeze",
-        [r, b.const("positions/axes", [0])],
-        None,
-        "position_ids",
-        None,
-        [1, SEQ],
-        "int64",
-    )
+    r = b.op("Range", [zero, n, one], None, "positions/Range", g, [SEQ], "int64")
+    axes = b.const("positions/axes", [0])
+    return b.op("Unsqueeze", [r, axes], None, "position_ids", g, [1, SEQ], "int64")
 
 
 def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int) -> tuple[int, int]:
