@@ -49,6 +49,7 @@ def test_a_json_file_of_no_known_format_lists_each_format_and_its_reason(tmp_pat
         "Keras": "neither a zip archive nor an HDF5 file",
         "TensorFlow": "not a GraphDef or SavedModel protobuf (first field)",
         "GGUF": "does not start with the GGUF magic b'GGUF'",
+        "Hugging Face model": "not a config.json",
         "ONNX": "a JSON file, not an ONNX protobuf",
     }
     assert str(info.value).startswith(f"{path}: not a graph file any format accepts")

@@ -9,6 +9,7 @@ from types import ModuleType
 from xocview.errors import FormatError, UnknownFormatError
 from xocview.formats import gguf, lightnet, nnvm, onnx, safetensors, tensorflow, tflite, xoc
 from xocview.formats.keras import keras_file
+from xocview.formats.llm import hf_model
 from xocview.formats.pytorch import checkpoint, pt2, torchscript
 from xocview.formats.signatures import recognise
 from xocview.formats.source import Source
@@ -28,6 +29,7 @@ FORMATS: tuple[ModuleType, ...] = (
     xoc,
     nnvm,
     lightnet,
+    hf_model,
     safetensors,
     gguf,
     pt2,

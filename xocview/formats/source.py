@@ -101,12 +101,14 @@ def read_regular_file(path: Path, name: str | None = None, limit: int = MAX_FILE
     return data
 
 
-# A folder that is one model opens through the file that says what it holds.
-FOLDER_ENTRIES = ("saved_model.pb", "saved_model.pbtxt")
+# A folder that is one model opens through the file that says what it holds: a TensorFlow
+# SavedModel's protobuf, a Hugging Face model's config.json.
+FOLDER_ENTRIES = ("saved_model.pb", "saved_model.pbtxt", "config.json")
 
 
 def folder_entry(path: Path) -> Path:
-    """``path``, or for a model folder (a TensorFlow SavedModel) the file that opens it."""
+    """``path``, or for a model folder (a TensorFlow SavedModel, a Hugging Face model) the
+    file that opens it."""
     try:
         if not path.is_dir():
             return path
