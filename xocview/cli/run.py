@@ -33,7 +33,7 @@ from xocview.formats.source import Source
 from xocview.model import Graph, edits
 from xocview.model.analyses.profile import ORT_TIME_KEY, TIME_KEY, TIME_KEYS, times_as_metadata
 
-__all__ = ["add_run_parser", "cmd_run"]
+__all__ = ["add_run_parser", "cmd_run", "token_feed"]
 
 
 def add_run_parser(sp: argparse.ArgumentParser) -> None:
@@ -58,6 +58,12 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=FILE.npy",
         help="an input's value (others get seeded random data)",
+    )
+    sp.add_argument(
+        "--tokens",
+        metavar="ID,ID,...",
+        help="a prompt of token ids for a language model's int64 token input (input_ids): "
+        "xocview run model.gguf --tokens 1,2,3",
     )
     sp.add_argument(
         "--shape",
@@ -111,6 +117,25 @@ def add_run_parser(sp: argparse.ArgumentParser) -> None:
         help=f"write the graph as XOC JSON with each node's {TIME_KEY} (ms; with --engine "
         f"onnxruntime {ORT_TIME_KEY}) and the measured shapes of tensors the file leaves without",
     )
+
+
+def token_feed(graph: Graph, text: str) -> tuple[str, np.ndarray]:
+    """The graph's token input (``input_ids``, else its one int64 input of rank 2) and the
+    prompt as a [1, n] int64 array; XocviewError when there is none or the ids are not ids."""
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as e:
+        raise XocviewError(f"--tokens {text!r}: expected token ids, e.g. 1,2,3") from e
+    if not ids or min(ids) < 0:
+        raise XocviewError(f"--tokens {text!r}: expected one or more token ids of 0 or more")
+    inputs = [graph.tensors[i] for i in graph.inputs]
+    named = [t for t in inputs if t.id == "input_ids"]
+    fit = named or [t for t in inputs if t.dtype in ("int64", "int32") and len(t.shape) == 2]
+    if len(fit) != 1:
+        have = ", ".join(f"{t.id} ({t.dtype})" for t in inputs) or "none"
+        raise XocviewError(f"--tokens: the graph has no single token input (inputs: {have})")
+    dtype = np.int32 if fit[0].dtype == "int32" else np.int64
+    return fit[0].id, np.asarray([ids], dtype=dtype)
 
 
 def _size(text: str) -> int:
@@ -209,7 +234,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 def _run(ns: argparse.Namespace, graph: Graph) -> RunResult:
     """The chosen engine's run of ``graph`` with the command line's inputs and settings."""
-    feeds = _pairs(ns.input, "NAME=FILE.npy", str)
+    feeds: dict[str, Any] = dict(_pairs(ns.input, "NAME=FILE.npy", str))
+    if ns.tokens is not None:
+        name, ids = token_feed(graph, ns.tokens)
+        feeds[name] = ids
     shapes = _pairs(ns.shape, "NAME=D,D,...", parse_dims)
     symbols = _pairs(ns.dim, "SYMBOL=N", parse_dim)
     common: dict[str, Any] = {
