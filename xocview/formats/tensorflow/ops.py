@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from xocview.formats.tensorflow.lower import NotMapped, TfEmit
 from xocview.formats.tensorflow.more_ops import MORE
+from xocview.formats.tensorflow.spatial import SPATIAL
 from xocview.formats.tensorflow.tensor_lists import TENSOR_LISTS
 from xocview.model.dtypes import DTYPES
 
@@ -221,5 +222,6 @@ TF_ONNX: dict[str, Map] = {
     "SpaceToDepth": _space_depth("SpaceToDepth"),
     "DepthToSpace": _space_depth("DepthToSpace"),
     **MORE,
+    **SPATIAL,
     **TENSOR_LISTS,
 }
