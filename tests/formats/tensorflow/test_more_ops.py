@@ -121,3 +121,61 @@ def test_attributes_that_do_not_fit_leave_the_op_with_its_reason(
             nd.attr[attr].s = str(value).encode()
 
     assert reason in _reason(_changed(tmp_path, op, set_attr), op)
+
+
+def _const(gd: Any, name: str, value: np.ndarray) -> None:
+    nd = gd.node.add(name=name, op="Const")
+    code = 1 if value.dtype == np.float32 else 3
+    nd.attr["dtype"].type = code
+    nd.attr["value"].tensor.dtype = code
+    for d in value.shape:
+        nd.attr["value"].tensor.tensor_shape.dim.add(size=d)
+    nd.attr["value"].tensor.tensor_content = value.tobytes()
+
+
+def _layout_3d(tmp_path: Path, fmt: str) -> Path:
+    """x -> Conv3D -> Conv3DBackpropInputV2, MaxPool3D and AvgPool3D, in data format ``fmt``,
+    the same seeded weights either way."""
+    rng = np.random.default_rng(8)
+    gd = message("GraphDef")()
+    gd.node.add(name="x", op="Placeholder").attr["dtype"].type = 1
+    _const(gd, "w", rng.standard_normal((2, 3, 2, 3, 4)).astype(np.float32))
+    _const(gd, "wt", rng.standard_normal((3, 2, 2, 2, 4)).astype(np.float32))
+    sizes = [1, 2, 5, 7, 6] if fmt == "NCDHW" else [1, 5, 7, 6, 2]
+    _const(gd, "sizes", np.array(sizes, np.int32))
+
+    def five(d: int, h: int, w: int) -> list[int]:
+        return [1, 1, d, h, w] if fmt == "NCDHW" else [1, d, h, w, 1]
+
+    def add(name: str, op: str, inputs: list[str], padding: str, **lists: list[int]) -> None:
+        nd = gd.node.add(name=name, op=op, input=inputs)
+        nd.attr["T"].type = 1
+        nd.attr["data_format"].s = fmt.encode()
+        nd.attr["padding"].s = padding.encode()
+        for key, value in lists.items():
+            nd.attr[key].list.i.extend(value)
+
+    add("conv", "Conv3D", ["x", "w"], "SAME", strides=five(1, 2, 2))
+    add("back", "Conv3DBackpropInputV2", ["sizes", "wt", "conv"], "SAME", strides=five(1, 2, 2))
+    add("max", "MaxPool3D", ["conv"], "SAME", ksize=five(2, 2, 3), strides=five(2, 1, 2))
+    add("avg", "AvgPool3D", ["conv"], "VALID", ksize=five(3, 2, 2), strides=five(1, 2, 1))
+    path = tmp_path / f"{fmt}.pb"
+    path.write_bytes(gd.SerializeToString())
+    return path
+
+
+def test_ncdhw_ops_give_the_ndhwc_results_transposed(tmp_path: Path) -> None:
+    """TensorFlow runs NCDHW 3-D ops only on GPUs: that mapping is held to the NDHWC one,
+    which matches TensorFlow's outputs above."""
+    volume = np.random.default_rng(9).standard_normal((1, 5, 7, 6, 3)).astype(np.float32)
+    ndhwc = reader.load(Source(_layout_3d(tmp_path, "NDHWC")))
+    ncdhw = reader.load(Source(_layout_3d(tmp_path, "NCDHW")))
+    for graph in (ndhwc, ncdhw):
+        assert not [n for n in graph.nodes if n.metadata.get("not_mapped")]
+    want = run(ndhwc, {"x": volume}).outputs
+    got = run(ncdhw, {"x": volume.transpose(0, 4, 1, 2, 3)}).outputs
+    assert want["back"].shape == (1, 5, 7, 6, 2)
+    for name in ("back", "max", "avg"):
+        assert want[name].ndim == 5 and want[name].size > 8
+        expect = want[name].transpose(0, 4, 1, 2, 3)
+        np.testing.assert_allclose(got[name], expect, rtol=RTOL, atol=ATOL, err_msg=name)
