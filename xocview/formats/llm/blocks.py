@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from xocview.formats.llm.builder import SEQ, Builder, norm, norm_weight
 from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.dense import act, linear, mlp
+from xocview.formats.llm.moe import moe_block
 from xocview.formats.llm.templates import Template
 
-__all__ = ["decoder_block", "linear", "mlp"]
+__all__ = ["decoder_block"]
 
 
 def decoder_block(
@@ -34,19 +36,6 @@ def decoder_block(
     if tpl.post_norms is not None:
         m = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[1]}", m, g)
     return b.op("Add", [h, m], None, f"{layer}/residual_mlp", g, stream)
-
-
-def linear(b: Builder, tpl: Template, module: str, x: int, out: int, parent: str | None) -> int:
-    """x @ W^T (+ bias when the file has one); [in, out] weights (Conv1D) need no Transpose."""
-    w = b.weight(module + ".weight", parent)
-    if not tpl.in_out:
-        rows, cols = b.g.tensors[w].shape
-        w = b.op("Transpose", [w], {"perm": [1, 0]}, module + "/Transpose", parent, [cols, rows])
-    y = b.op("MatMul", [x, w], None, module, parent, [1, SEQ, out])
-    if b.has(module + ".bias"):
-        bias = b.weight(module + ".bias", parent)
-        y = b.op("Add", [y, bias], None, module + "/bias", parent, [1, SEQ, out])
-    return y
 
 
 def _attention(
@@ -130,8 +119,6 @@ def _rotate(
 def _ffn(b: Builder, cfg: LlmConfig, tpl: Template, layer: str, i: int, x: int, parent: str) -> int:
     """Block ``i``'s feed-forward: the dense MLP, or mixture-of-experts routing (moe)."""
     if tpl.moe is not None and cfg.experts and i not in cfg.dense_layers:
-        from xocview.formats.llm.moe import moe_block
-
         return moe_block(b, cfg, tpl.moe, tpl, f"{layer}.{tpl.moe.module}", x, parent)
     mod = f"{layer}.{tpl.mlp}"
     if len(tpl.gate_up) == 2:
@@ -144,36 +131,7 @@ def _ffn(b: Builder, cfg: LlmConfig, tpl: Template, layer: str, i: int, x: int, 
         gate, up = b.ops(
             "Split", [fused, sizes], {"axis": -1}, f"{mod}/Split", g, [[1, SEQ, n], [1, SEQ, n]]
         )
-        y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
+        y = b.op("Mul", [act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
     else:
-        y = _act(b, cfg, mod, linear(b, tpl, f"{mod}.{tpl.up}", x, n, g), g)
+        y = act(b, cfg, mod, linear(b, tpl, f"{mod}.{tpl.up}", x, n, g), g)
     return linear(b, tpl, f"{mod}.{tpl.down}", y, cfg.hidden, g)
-
-
-def mlp(
-    b: Builder,
-    cfg: LlmConfig,
-    tpl: Template,
-    mod: str,
-    x: int,
-    parent: str,
-    n: int,
-    names: tuple[str, str, str],
-    label: str = "MLP",
-) -> int:
-    """down(act(gate(x)) * up(x)) of width ``n``; ``names`` the gate, up and down modules."""
-    g = b.group(mod, label, parent)
-    gate = linear(b, tpl, f"{mod}.{names[0]}", x, n, g)
-    up = linear(b, tpl, f"{mod}.{names[1]}", x, n, g)
-    y = b.op("Mul", [_act(b, cfg, mod, gate, g), up], None, f"{mod}/Mul", g, [1, SEQ, n])
-    return linear(b, tpl, f"{mod}.{names[2]}", y, cfg.hidden, g)
-
-
-def _act(b: Builder, cfg: LlmConfig, mod: str, x: int, g: str) -> int:
-    """SiLU as x * Sigmoid(x); GELU exact or by its tanh approximation."""
-    shape = list(b.g.tensors[x].shape)
-    if cfg.hidden_act in ("silu", "swish"):
-        s = b.op("Sigmoid", [x], None, f"{mod}/act/Sigmoid", g, shape)
-        return b.op("Mul", [x, s], None, f"{mod}/act", g, shape)
-    approx = "none" if cfg.hidden_act == "gelu" else "tanh"
-    return b.op("Gelu", [x], {"approximate": approx}, f"{mod}/act", g, shape)

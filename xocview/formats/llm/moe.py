@@ -10,9 +10,9 @@ experts/k times the compute. Tied probabilities at the k-th place keep every tie
 
 from __future__ import annotations
 
-from xocview.formats.llm.blocks import linear, mlp
 from xocview.formats.llm.builder import SEQ, Builder
 from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.dense import linear, mlp
 from xocview.formats.llm.templates import Moe, Template
 
 __all__ = ["moe_block"]

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from xocview.errors import FormatError
 from xocview.formats.source import Source
 from xocview.formats.tensorflow.build import Builder
-from xocview.formats.tensorflow.lower import lower_graph
+from xocview.formats.tensorflow.mapping import lower_graph
 from xocview.formats.tensorflow.protos import message
 from xocview.formats.tensorflow.saved_model import saved_model_graph
 from xocview.model import Graph

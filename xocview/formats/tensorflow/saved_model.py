@@ -15,7 +15,7 @@ from xocview.errors import FormatError
 from xocview.formats.source import Source
 from xocview.formats.tensorflow.build import Builder
 from xocview.formats.tensorflow.bundle import OBJECT_GRAPH_KEY, Bundle
-from xocview.formats.tensorflow.lower import lower_graph
+from xocview.formats.tensorflow.mapping import lower_graph
 from xocview.formats.tensorflow.refs import parse_ref
 from xocview.model import Graph, Tensor
 from xocview.model.bodies import mark_body_inputs
