@@ -1,4 +1,6 @@
-"""GGUF files (llama.cpp, Ollama, LM Studio) as their tensor tree, read without llama.cpp.
+"""GGUF files (llama.cpp, Ollama, LM Studio) as the model's forward pass when its
+``general.architecture`` has a template (``arch.build_architecture``), else as their tensor
+tree saying why, read without llama.cpp.
 
 Opening reads only the header through a read-only memory map; each tensor is a lazy weight
 whose values (a view for plain types, dequantized float32 for quantized ones) are made when
@@ -18,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from xocview.errors import FormatError, shorten
+from xocview.formats.gguf.arch import build_architecture
 from xocview.formats.gguf.header import MAGIC, Header, StringArray, TensorInfo, read_header
 from xocview.formats.gguf.quants import dequantize
+from xocview.formats.llm.config import NotBuilt
 from xocview.formats.source import Source
 from xocview.formats.weight_tree import Weight, weight_graph
 from xocview.model import Graph
@@ -49,13 +53,21 @@ def sniff(source: Source) -> str | None:
 
 
 def load(source: Source) -> Graph:
-    """The tensor tree of a GGUF file, with its metadata and a tokenizer summary."""
+    """The forward pass of a GGUF file's architecture, or its tensor tree (saying why not),
+    with its metadata and a tokenizer summary."""
     header, buf = open_gguf(source.path, source.name)
     stem = source.path.stem or source.path.name
+    try:
+        graph = build_architecture(header, buf, stem, source.name)
+    except NotBuilt as e:
+        note = f"{e}; opened as its tensor tree"
+    else:
+        graph.metadata.update(_graph_metadata(header, "the architecture's forward pass"))
+        return graph
     weights = [_weight(info, header.data_start, buf, source.name) for info in header.tensors]
     name = header.metadata.get("general.name")
     title = _text(name) if isinstance(name, str) and name.strip() else stem
-    return weight_graph(stem, title, weights, _graph_metadata(header))
+    return weight_graph(stem, title, weights, _graph_metadata(header, note))
 
 
 def open_gguf(path: Path, file: str) -> tuple[Header, mmap.mmap]:
@@ -110,7 +122,7 @@ def _reader(info: TensorInfo, start: int, buf: mmap.mmap, file: str) -> Callable
     return read
 
 
-def _graph_metadata(header: Header) -> dict[str, Any]:
+def _graph_metadata(header: Header, graph: str) -> dict[str, Any]:
     meta = header.metadata
     types: dict[str, int] = {}
     for t in header.tensors:
@@ -123,7 +135,7 @@ def _graph_metadata(header: Header) -> dict[str, Any]:
         "tensor_bytes": sum(t.nbytes for t in header.tensors),
         "tensor_types": types,
         "architecture": _text(arch) if isinstance(arch, str) else None,
-        "graph": "no architecture template yet: opened as its tensor tree",
+        "graph": graph,
         "metadata": expand_dotted_if_possible({k: _summary(v) for k, v in meta.items()}),
     }
     out: dict[str, Any] = {"gguf": gguf}

@@ -213,8 +213,132 @@ def _gpt2(cfg: Mapping[str, Any]) -> LlmConfig:
     )
 
 
-def from_gguf(metadata: Mapping[str, Any]) -> LlmConfig:
-    """The hook for GGUF files: ``general.architecture`` and ``{arch}.*`` keys map onto the
-    same record. Not written yet, so every GGUF opens as its tensor tree."""
+# general.architecture -> model_type (llama.cpp writes Mistral and Mixtral as "llama")
+GGUF_ARCHS = {
+    **{a: a for a in ("llama", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gpt2")},
+    **{"gemma3": "gemma3_text", "qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe"},
+}
+_GGUF_ACTS = {
+    "gpt2": "gelu_new",
+    **dict.fromkeys(("gemma", "gemma2", "gemma3_text"), "gelu_pytorch_tanh"),
+}
+_GEMMA3_PATTERN, _GEMMA3_LOCAL_THETA = 6, 10000.0  # llama.cpp's fixed sliding-layer settings
+
+
+def _key(meta: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    """A positive integer ``{arch}.key`` (``meta`` holds the keys without the prefix)."""
+    value = meta.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if default is not None and value is None:
+        return default
+    if value is None:
+        raise NotBuilt(f"GGUF metadata has no {meta['.arch']}.{key}")
+    raise NotBuilt(
+        f"GGUF metadata {meta['.arch']}.{key} is not one positive integer "
+        "(per-layer values are not built)"
+    )
+
+
+def from_gguf(
+    metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]] | None = None
+) -> LlmConfig:
+    """The record for a GGUF file's metadata (``{arch}.*`` keys) and its tensors' shapes
+    (numpy order: the vocabulary from ``token_embd``, tying from a missing ``output``, MoE
+    layers from their routers); NotBuilt names what has no template."""
     arch = metadata.get("general.architecture")
-    raise NotBuilt(f"GGUF architecture {arch!r}: building from GGUF metadata is not written yet")
+    shapes = shapes or {}
+    if not isinstance(arch, str) or not arch:
+        raise NotBuilt("GGUF metadata has no general.architecture")
+    model_type = GGUF_ARCHS.get(arch)
+    if model_type is None:
+        raise NotBuilt(f"GGUF architecture {arch!r} has no architecture template")
+    kind = metadata.get(f"{arch}.rope.scaling.type")
+    if kind not in (None, "none"):
+        raise NotBuilt(f"rope scaling {str(kind)!r} is not built (only plain rope is)")
+    m = {k[len(arch) + 1 :]: v for k, v in metadata.items() if k.startswith(arch + ".")}
+    m[".arch"] = arch
+    hidden, heads = _key(m, "embedding_length"), _key(m, "attention.head_count")
+    head_dim = _key(m, "attention.key_length", hidden // heads)
+    layers = _key(m, "block_count")
+    experts = _key(m, "expert_count", 1) if "expert_count" in m else 0
+    if model_type == "llama" and experts > 1:
+        model_type = "mixtral"
+    theta = _float(m, "rope.freq_base", 10000.0)
+    window = m.get("attention.sliding_window")
+    local = _float(m, "rope.freq_base_swa", _GEMMA3_LOCAL_THETA)
+    return LlmConfig(
+        **_gguf_moe(m, model_type, layers, experts, shapes),
+        model_type=model_type,
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        kv_heads=_key(m, "attention.head_count_kv", heads),
+        head_dim=head_dim,
+        intermediate=_key(m, "feed_forward_length", 1 if experts > 1 else None),
+        vocab=_gguf_vocab(metadata, shapes),
+        eps=_float(
+            m, "attention.layer_norm_rms_epsilon", _float(m, "attention.layer_norm_epsilon", 1e-5)
+        ),
+        hidden_act=_GGUF_ACTS.get(model_type, "silu"),
+        tie_word_embeddings="output.weight" not in shapes,
+        max_positions=_key(m, "context_length", 4096),
+        rope_theta=theta,
+        rope_kind="none" if model_type == "gpt2" else "default",
+        rotary_dim=_key(m, "rope.dimension_count", head_dim) if model_type != "gpt2" else 0,
+        qkv_bias=model_type in ("qwen2", "qwen2_moe", "gpt2"),
+        attn_softcap=_float(m, "attn_logit_softcapping", 0.0),
+        final_softcap=_float(m, "final_logit_softcapping", 0.0),
+        layer_thetas=tuple(
+            theta if (i + 1) % _GEMMA3_PATTERN == 0 else local for i in range(layers)
+        )
+        if model_type == "gemma3_text"
+        else (),
+        notes=(
+            f"sliding_window {window} is not drawn: attention is full causal, "
+            "equal for prompts up to the window",
+        )
+        if window
+        else (),
+    )
+
+
+def _gguf_vocab(metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]]) -> int:
+    embd = shapes.get("token_embd.weight")
+    if embd and len(embd) == 2:
+        return int(embd[0])
+    tokens = metadata.get("tokenizer.ggml.tokens")
+    count = getattr(tokens, "count", None)
+    if count is None and isinstance(tokens, list):
+        count = len(tokens)
+    if isinstance(count, int) and count > 0:
+        return count
+    raise NotBuilt("no token_embd.weight of two dimensions and no tokenizer.ggml.tokens")
+
+
+def _gguf_moe(
+    m: Mapping[str, Any],
+    model_type: str,
+    layers: int,
+    experts: int,
+    shapes: Mapping[str, tuple[int, ...]],
+) -> dict[str, Any]:
+    """Mixtral's and Qwen-MoE's routing from ``expert_*`` keys; layers without a router
+    are dense."""
+    if model_type not in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        if experts > 1:
+            raise NotBuilt(f"{experts} experts in a {model_type} file are not built")
+        return {}
+    dense = tuple(i for i in range(layers) if f"blk.{i}.ffn_gate_inp.weight" not in shapes)
+    if len(dense) == layers or (dense and model_type == "mixtral"):
+        raise NotBuilt(f"{experts} experts but no router blk.{dense[0]}.ffn_gate_inp.weight")
+    ff = "feed_forward_length" if model_type == "mixtral" else "expert_feed_forward_length"
+    norm = m.get("expert_weights_norm")
+    return {
+        "experts": experts,
+        "experts_per_tok": min(_key(m, "expert_used_count", 2), experts),
+        "moe_intermediate": _key(m, ff),
+        "shared_intermediate": _key(m, "expert_shared_feed_forward_length", 1),
+        "norm_topk": bool(norm) if isinstance(norm, bool) else model_type != "qwen2_moe",
+        "dense_layers": dense,
+    }

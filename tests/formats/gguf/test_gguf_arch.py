@@ -1,0 +1,249 @@
+"""GGUF files whose architecture has a template open as the model's forward pass and run:
+logits equal transformers' on the weights the file holds (live with torch, and for the
+committed Q8_0 Llama always), q/k rows back in Hugging Face's order, the memory budget checked
+on float32 sizes before anything is dequantized, refusals that open the tensor tree saying
+why, and an 8B-shaped file opened lazily."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import gguf
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType as Q
+
+from tests.data.gguf import make_gguf
+from xocview.errors import RunError
+from xocview.executor import run
+from xocview.formats import gguf as fmt
+from xocview.formats.gguf import arch
+from xocview.formats.source import Source
+from xocview.model import Graph, validate
+
+DATA = Path(__file__).parents[2] / "data" / "gguf"
+
+LIVE = [
+    ("llama", Q.F32),
+    ("llama", Q.F16),
+    ("llama", Q.Q8_0),
+    ("llama", Q.Q4_0),
+    ("qwen2", Q.F32),
+    ("qwen2", Q.Q8_0),
+]
+
+
+def _logits(graph: Graph, ids: np.ndarray) -> np.ndarray:
+    return run(graph, {"input_ids": ids}).outputs["logits"]
+
+
+def test_committed_q8_0_llama_runs_as_transformers_did() -> None:
+    graph = fmt.load(Source(DATA / "tiny_llama_q8_0.gguf"))
+    validate(graph)
+    assert graph.metadata["gguf"]["graph"] == "the architecture's forward pass"
+    assert graph.metadata["llm"]["model_type"] == "llama"
+    assert graph.metadata["tokenizer"]["vocab_size"] == 128
+    want = np.load(DATA / "tiny_llama_q8_0.npz")
+    got = _logits(graph, want["input_ids"])
+    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
+    q = graph.tensor("model.layers.1.self_attn.q_proj.weight")
+    assert q.metadata["gguf_tensor"] == "blk.1.attn_q.weight"
+    assert q.metadata["ggml_type"] == "Q8_0"
+    assert "dequantized to float32 on demand" in q.metadata["values"]
+    assert "4 heads" in q.metadata["rows"]
+    assert "rows" not in graph.tensor("model.layers.1.self_attn.v_proj.weight").metadata
+    assert "2 heads" in graph.tensor("model.layers.1.self_attn.k_proj.weight").metadata["rows"]
+    # the first view shows the stack: one group per decoder block
+    assert graph.node("model.layers.0").op_type == "DecoderLayer"
+
+
+def test_the_budget_sees_float32_sizes_before_anything_is_dequantized(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = DATA / "tiny_llama_q8_0.gguf"
+    graph = fmt.load(Source(path))
+    floats = sum(
+        4 * int(np.prod(t.shape))
+        for t in graph.tensors
+        if t.kind == "weight" and "gguf_tensor" in t.metadata
+    )
+    assert floats > 3 * path.stat().st_size  # Q8_0 holds ~1.06 bytes a value
+
+    def never(*args: Any) -> np.ndarray:
+        raise AssertionError("dequantized before the budget check")
+
+    monkeypatch.setattr(arch, "dequantize", never)
+    with pytest.raises(RunError, match="memory budget"):
+        run(graph, {"input_ids": np.array([[1, 2, 3]])}, max_memory=path.stat().st_size * 2)
+
+
+@pytest.mark.parametrize(("family", "qtype"), LIVE, ids=[f"{f}-{q.name}" for f, q in LIVE])
+def test_logits_equal_transformers_on_the_files_weights(
+    family: str, qtype: Q, tmp_path: Path
+) -> None:
+    pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    pytest.importorskip("transformers", reason="transformers is a bench extra")
+    model = make_gguf.tiny_model(family)
+    path = make_gguf.write_gguf(tmp_path / f"{family}.gguf", model, family, qtype)
+    want = make_gguf.reference_logits(model, qtype)
+    graph = fmt.load(Source(path))
+    validate(graph)
+    assert graph.metadata["llm"]["model_type"] == family
+    got = _logits(graph, make_gguf.PROMPT)
+    print(f"{family} {qtype.name}: largest |difference| {np.abs(got - want).max():.2e}")
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    # the q rows read back are transformers' own (llama.cpp's permutation undone)
+    hf = model.state_dict()["model.layers.0.self_attn.q_proj.weight"].numpy()
+    np.testing.assert_array_equal(graph.tensor("model.layers.0.self_attn.q_proj.weight").data, hf)
+
+
+def _tiny(path: Path, arch_name: str = "llama", drop: str = "", **extra: Any) -> Path:
+    """A one-block F32 file with llama.cpp's names and keys, hidden 8, 2 heads."""
+    rng = np.random.default_rng(0)
+    w = gguf.GGUFWriter(path, arch_name)
+    w.add_block_count(1)
+    w.add_embedding_length(8)
+    w.add_feed_forward_length(16)
+    w.add_head_count(2)
+    w.add_layer_norm_rms_eps(1e-5)
+    for key, value in extra.items():
+        if isinstance(value, str):
+            w.add_string(f"{arch_name}.{key}", value)
+        else:
+            w.add_uint32(f"{arch_name}.{key}", value)
+    shapes = {"token_embd": (32, 8), "output_norm": (8,), "blk.0.attn_norm": (8,)}
+    shapes |= {f"blk.0.attn_{x}": (8, 8) for x in ("q", "k", "v", "output")}
+    shapes |= {"blk.0.ffn_norm": (8,), "blk.0.ffn_gate": (16, 8), "blk.0.ffn_up": (16, 8)}
+    shapes |= {"blk.0.ffn_down": (8, 16)}
+    for name, shape in shapes.items():
+        if name != drop:
+            w.add_tensor(f"{name}.weight", rng.standard_normal(shape).astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> None:
+    graph = fmt.load(Source(_tiny(tmp_path / "t.gguf")))
+    validate(graph)
+    assert graph.metadata["llm"]["tie_word_embeddings"] is True
+    assert graph.metadata["llm"]["vocab"] == 32
+    logits = _logits(graph, np.array([[1, 5, 7]]))
+    assert logits.shape == (1, 3, 32) and np.isfinite(logits).all()
+
+
+@pytest.mark.parametrize(
+    ("arch_name", "drop", "extra", "reason"),
+    [
+        ("mamba", "", {}, "GGUF architecture 'mamba' has no architecture template"),
+        ("llama", "", {"rope.scaling.type": "yarn"}, "rope scaling 'yarn' is not built"),
+        ("llama", "blk.0.ffn_down", {}, "no such tensor"),
+        ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),
+    ],
+)
+def test_files_the_template_cannot_draw_open_as_their_tensor_tree_saying_why(
+    tmp_path: Path, arch_name: str, drop: str, extra: dict[str, Any], reason: str
+) -> None:
+    graph = fmt.load(Source(_tiny(tmp_path / "x.gguf", arch_name, drop, **extra)))
+    note = graph.metadata["gguf"]["graph"]
+    assert reason in note and note.endswith("opened as its tensor tree"), note
+    assert "llm" not in graph.metadata
+    assert any(t.id == "blk.0.attn_q.weight" for t in graph.tensors)
+
+
+def test_a_tensor_without_a_place_in_the_template_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "rope_freqs.gguf"
+    w = gguf.GGUFWriter(path, "qwen2")
+    for key, value in (("block_count", 1), ("embedding_length", 8), ("feed_forward_length", 16)):
+        w.add_uint32(f"qwen2.{key}", value)
+    w.add_uint32("qwen2.attention.head_count", 2)
+    w.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    w.add_tensor("rope_freqs.weight", np.ones(2, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    note = fmt.load(Source(path)).metadata["gguf"]["graph"]
+    assert "'rope_freqs.weight' has no place in the qwen2 template" in note
+
+
+def _llama_8b(path: Path) -> None:
+    """A sparse Q4_K file shaped like Llama 3 8B with the keys llama.cpp writes."""
+    w = gguf.GGUFWriter(path, "llama")
+    dim, kv, ffn, vocab = 4096, 1024, 14336, 128_256
+    for key, value in (("block_count", 32), ("embedding_length", dim), ("context_length", 8192)):
+        w.add_uint32(f"llama.{key}", value)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(32)
+    w.add_head_count_kv(8)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(500000.0)
+    w.add_rope_dimension_count(128)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list([f"token{i}" for i in range(vocab)])
+    shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (vocab, dim)}
+    for i in range(32):
+        for part, shape in (
+            *(("attn_norm", (dim,)), ("attn_q", (dim, dim)), ("attn_k", (kv, dim))),
+            *(("attn_v", (kv, dim)), ("attn_output", (dim, dim)), ("ffn_norm", (dim,))),
+            *(("ffn_gate", (ffn, dim)), ("ffn_up", (ffn, dim)), ("ffn_down", (dim, ffn))),
+        ):
+            shapes[f"blk.{i}.{part}.weight"] = shape
+    shapes |= {"output_norm.weight": (dim,), "output.weight": (vocab, dim)}
+    end = 0
+    for name, shape in shapes.items():
+        count = int(np.prod(shape))
+        size, kind = (count * 4, None) if len(shape) == 1 else (count // 256 * 144, Q.Q4_K)
+        w.add_tensor_info(name, shape, np.dtype(np.float32), size, kind)
+        end += size
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    with open(path, "r+b") as f:
+        f.truncate(-(-path.stat().st_size // 32) * 32 + end)  # a hole: no tensor on disk
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
+def test_an_8b_shaped_llama_opens_as_its_architecture_in_under_2_s_and_300_mb(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "llama-8b-q4_k.gguf"
+    _llama_8b(path)
+    script = textwrap.dedent(
+        f"""
+        import json, re, time
+        from xocview.formats import gguf
+        from xocview.formats.source import Source
+        from xocview.model import validate
+        def hwm():
+            return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())[1])
+        start = time.perf_counter()
+        graph = gguf.load(Source({str(path)!r}))
+        seconds = time.perf_counter() - start
+        validate(graph)
+        print(json.dumps({{"seconds": seconds, "peak_kb": hwm(), "nodes": len(graph.nodes),
+            "note": graph.metadata["gguf"]["graph"], "llm": graph.metadata["llm"],
+            "read": sum(not callable(t._data) and t.kind == "weight" and "gguf_tensor"
+                        in t.metadata for t in graph.tensors)}}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    print({k: v for k, v in out.items() if k != "llm"})
+    assert out["note"] == "the architecture's forward pass"
+    assert out["llm"]["layers"] == 32 and out["llm"]["kv_heads"] == 8
+    assert out["llm"]["vocab"] == 128_256 and out["llm"]["rope_theta"] == 500000.0
+    assert out["read"] == 0
+    assert out["seconds"] < 2.0
+    assert out["peak_kb"] < 300 * 1024
