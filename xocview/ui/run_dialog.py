@@ -3,8 +3,11 @@ sizes and, for an .onnx file when onnxruntime is installed, the engine that runs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -26,15 +29,16 @@ from xocview.executor.threads import DEFAULT_THREADS
 from xocview.model.analyses.summary import parse_shape, shape_text
 from xocview.ui.document import Document
 
-__all__ = ["RunDialog", "RunOptions", "ask_run_options", "onnxruntime_fits"]
+__all__ = ["RunDialog", "RunOptions", "ask_run_options", "onnxruntime_fits", "token_input"]
 
 
 @dataclass
 class RunOptions:
-    """What a run needs beyond the graph; ``feeds`` maps input ids to ``.npy`` paths and
-    ``shapes`` input ids to the shape of their random data (for inputs a file leaves without)."""
+    """What a run needs beyond the graph; ``feeds`` maps input ids to ``.npy`` paths (or, for a
+    language model's token input, the typed prompt's ids as an array) and ``shapes`` input ids
+    to the shape of their random data (for inputs a file leaves without)."""
 
-    feeds: dict[str, str] = field(default_factory=dict)
+    feeds: dict[str, Any] = field(default_factory=dict)
     shapes: dict[str, list[int]] = field(default_factory=dict)
     repeat: int = 3
     warmup: int = 1
@@ -43,6 +47,16 @@ class RunOptions:
     threads: int = DEFAULT_THREADS  # BLAS/OpenMP threads (0: every core)
     engine: str = "xocview"  # or "onnxruntime": the document's .onnx file on onnxruntime
     optimization: str = "all"  # onnxruntime's graph optimization level
+
+
+_IDS = re.compile(r"\s*\d+(\s*,\s*\d+)*\s*,?\s*")
+
+
+def token_input(tensor: Any) -> bool:
+    """A language model's token ids: ``input_ids``, or an integer input of rank 2."""
+    return tensor.id == "input_ids" or (
+        tensor.dtype in ("int64", "int32") and len(tensor.shape) == 2
+    )
 
 
 def onnxruntime_fits(doc: Document) -> bool:
@@ -68,12 +82,17 @@ class RunDialog(QDialog):
         graph = doc.graph
         self.paths: dict[str, QLineEdit] = {}
         self.shape_edits: dict[str, QLineEdit] = {}
+        self.tokens: set[str] = set()  # inputs that take a typed prompt of token ids
+        self.dtypes = {graph.tensors[t].id: graph.tensors[t].dtype for t in graph.inputs}
         form = QFormLayout()
         for t in graph.inputs:
             tensor = graph.tensors[t]
             edit = QLineEdit(self)
             dtype = "float32" if tensor.dtype == "undefined" else tensor.dtype  # as it runs
-            if tensor.metadata.get("rank_unknown"):
+            if token_input(tensor):
+                edit.setPlaceholderText("token ids, e.g. 1,2,3 (or a .npy file)")
+                self.tokens.add(tensor.id)
+            elif tensor.metadata.get("rank_unknown"):
                 edit.setPlaceholderText(f"random {dtype}, shape at right")
             else:
                 edit.setPlaceholderText(f"random {dtype} {shape_text(tensor)}")
@@ -186,7 +205,15 @@ class RunDialog(QDialog):
         return out
 
     def options(self) -> RunOptions:
-        feeds = {k: e.text().strip() for k, e in self.paths.items() if e.text().strip()}
+        feeds: dict[str, Any] = {}
+        for name, edit in self.paths.items():
+            text = edit.text().strip()
+            if name in self.tokens and _IDS.fullmatch(text):
+                ids = [int(p) for p in text.split(",") if p.strip()]
+                dtype = np.int32 if self.dtypes[name] == "int32" else np.int64
+                feeds[name] = np.asarray([ids], dtype=dtype)
+            elif text:
+                feeds[name] = text
         return RunOptions(
             feeds=feeds,
             shapes=self.shapes(),
