@@ -22,7 +22,40 @@ SIZES: dict[str, Any] = {"vocab_size": 128, "hidden_size": 64, "num_hidden_layer
 SIZES |= {"num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96}
 SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
 THETA = 10000.0  # transformers' default rope theta
-ARCHS = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2}
+# family -> (transformers class prefix, config class, GGUF architecture, config extra)
+FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
+    "llama": ("Llama", "LlamaConfig", "llama", {}),
+    "qwen2": ("Qwen2", "Qwen2Config", "qwen2", {}),
+    "qwen3": ("Qwen3", "Qwen3Config", "qwen3", {"head_dim": 16}),
+    "phi3": ("Phi3", "Phi3Config", "phi3", {"pad_token_id": 0}),
+    "mixtral": ("Mixtral", "MixtralConfig", "llama", {"num_local_experts": 4}),
+    "qwen2moe": (
+        "Qwen2Moe",
+        "Qwen2MoeConfig",
+        "qwen2moe",
+        {"num_experts": 4, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48},
+    ),
+    "qwen3moe": (
+        "Qwen3Moe",
+        "Qwen3MoeConfig",
+        "qwen3moe",
+        {"num_experts": 4, "moe_intermediate_size": 32, "norm_topk_prob": True, "head_dim": 16},
+    ),
+    "gemma": ("Gemma", "GemmaConfig", "gemma", {"head_dim": 16}),
+    "gemma2": (
+        "Gemma2",
+        "Gemma2Config",
+        "gemma2",
+        {"head_dim": 16, "query_pre_attn_scalar": 16}
+        | {"attn_logit_softcapping": 5.0, "final_logit_softcapping": 3.0},
+    ),
+    "gemma3": (
+        "Gemma3",
+        "Gemma3TextConfig",
+        "gemma3",
+        {"head_dim": 16, "query_pre_attn_scalar": 16},
+    ),
+}
 
 
 def permute(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -40,18 +73,33 @@ def tiny_model(family: str, seed: int = 0) -> Any:
     import transformers
 
     torch.manual_seed(seed)
-    cls = {"llama": "Llama", "qwen2": "Qwen2"}[family]
-    cfg = getattr(transformers, f"{cls}Config")(**SIZES, rms_norm_eps=1e-5)
+    cls, cfg_cls, _, extra = FAMILIES[family]
+    if "num_experts" in extra or "num_local_experts" in extra:
+        extra = extra | {"num_experts_per_tok": 2}
+    cfg = getattr(transformers, cfg_cls)(**SIZES, rms_norm_eps=1e-5, **extra)
     model = getattr(transformers, f"{cls}ForCausalLM")(cfg).eval()
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.05)
-    assert (cfg.rope_parameters or {}).get("rope_theta", THETA) == THETA
     return model
 
 
+def _thetas(cfg: Any) -> tuple[float, float]:
+    """Global and sliding-layer rope theta of a config (per layer type for Gemma 3)."""
+    params = getattr(cfg, "rope_parameters", None) or {}
+    if all(isinstance(v, dict) for v in params.values()) and params:
+        full = params.get("full_attention", {}).get("rope_theta", THETA)
+        return full, params.get("sliding_attention", {}).get("rope_theta", full)
+    theta = params.get("rope_theta", getattr(cfg, "rope_theta", THETA))
+    return theta, theta
+
+
+def _keep_f32(name: str, data: np.ndarray) -> bool:
+    """The converter's rule: 1-D tensors (norms, biases) and routers stay F32."""
+    return data.ndim <= 1 or "ffn_gate_inp" in name
+
+
 def _stored(data: np.ndarray, qtype: Q) -> tuple[np.ndarray, Q]:
-    """The converter's rule: 1-D tensors (norms, biases) stay F32, the rest take ``qtype``."""
     if data.ndim <= 1 or qtype == Q.F32:
         return data.astype(np.float32), Q.F32
     if qtype == Q.F16:
@@ -61,7 +109,7 @@ def _stored(data: np.ndarray, qtype: Q) -> tuple[np.ndarray, Q]:
 
 def rounded(data: np.ndarray, qtype: Q) -> np.ndarray:
     """The values the file holds for ``data`` (quantization is per row, so it commutes with
-    the converter's row permutation)."""
+    the converter's row permutation and expert stacking)."""
     stored, kind = _stored(data, qtype)
     if kind == Q.F32:
         return stored
@@ -70,21 +118,81 @@ def rounded(data: np.ndarray, qtype: Q) -> np.ndarray:
     return gguf.quants.dequantize(stored, kind).reshape(data.shape)
 
 
-def write_gguf(path: Path, model: Any, family: str, qtype: Q) -> Path:
-    """The model as llama.cpp's converter writes it, in ``qtype``."""
-    cfg = model.config
-    arch = ARCHS[family]
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
-    w.add_name(f"tiny {family}")
+def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
+    """The keys convert_hf_to_gguf.py writes for these families."""
+    heads = cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    theta, local = _thetas(cfg)
     w.add_block_count(cfg.num_hidden_layers)
     w.add_context_length(cfg.max_position_embeddings)
     w.add_embedding_length(cfg.hidden_size)
     w.add_feed_forward_length(cfg.intermediate_size)
-    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count(heads)
     w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
-    w.add_rope_freq_base(THETA)
-    w.add_rope_dimension_count(cfg.hidden_size // cfg.num_attention_heads)
+    w.add_rope_freq_base(theta)
+    if local != theta:
+        w.add_rope_freq_base_swa(local)
+    w.add_rope_dimension_count(head_dim)
+    experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None)
+    if experts:
+        w.add_expert_count(experts)
+        w.add_expert_used_count(cfg.num_experts_per_tok)
+    if arch.startswith("qwen") and experts:
+        w.add_expert_feed_forward_length(cfg.moe_intermediate_size)
+    if arch == "qwen2moe":
+        w.add_expert_shared_feed_forward_length(cfg.shared_expert_intermediate_size)
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+        if getattr(cfg, key, None):
+            w.add_float32(f"{arch}.{key}", getattr(cfg, key))
+    if arch.startswith("gemma") and getattr(cfg, "sliding_window", None):
+        w.add_sliding_window(cfg.sliding_window)
+
+
+def _tensors(model: Any, family: str) -> dict[str, np.ndarray]:
+    """Every tensor under its GGUF name, changed as the converter changes it."""
+    cfg = model.config
+    arch = FAMILIES[family][2]
+    kinds = {v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}
+    names = gguf.get_tensor_name_map(kinds[arch], cfg.num_hidden_layers)
+    out: dict[str, np.ndarray] = {}
+    for name, tensor in model.state_dict().items():
+        data = tensor.detach().float().numpy()
+        if name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        if family in ("llama", "mixtral") and name.endswith(("q_proj.weight", "q_proj.bias")):
+            data = permute(data, cfg.num_attention_heads)
+        if family in ("llama", "mixtral") and name.endswith(("k_proj.weight", "k_proj.bias")):
+            data = permute(data, cfg.num_key_value_heads)
+        if family.startswith("gemma") and name.endswith("norm.weight"):
+            data = data + 1
+        i = name.split(".")[2] if name.startswith("model.layers.") else ""
+        if name.endswith("experts.gate_up_proj"):  # transformers' fused experts: gate, up
+            half = data.shape[1] // 2
+            out[f"blk.{i}.ffn_gate_exps.weight"] = data[:, :half]
+            out[f"blk.{i}.ffn_up_exps.weight"] = data[:, half:]
+        elif name.endswith("experts.down_proj"):
+            out[f"blk.{i}.ffn_down_exps.weight"] = data
+        elif name.endswith("mlp.gate.weight"):
+            out[f"blk.{i}.ffn_gate_inp.weight"] = data
+        elif name.endswith("mlp.gate_up_proj.weight"):  # Phi-3's fused gate and up
+            out[f"blk.{i}.ffn_up.weight"] = data
+        else:
+            new = names.get_name(name, try_suffixes=(".weight", ".bias"))
+            assert new is not None, name
+            out[new] = data
+    return out
+
+
+def write_gguf(path: Path, model: Any, family: str, qtype: Q) -> Path:
+    """The model as llama.cpp's converter writes it, in ``qtype``."""
+    cfg = model.config
+    arch = FAMILIES[family][2]
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f"tiny {family}")
+    _metadata(w, cfg, arch)
     w.add_vocab_size(cfg.vocab_size)
     w.add_file_type(int(qtype))
     w.add_tokenizer_model("llama")
@@ -93,17 +201,9 @@ def write_gguf(path: Path, model: Any, family: str, qtype: Q) -> Path:
     w.add_token_types([1] * cfg.vocab_size)
     w.add_bos_token_id(cfg.bos_token_id)
     w.add_eos_token_id(cfg.eos_token_id)
-    names = gguf.get_tensor_name_map(arch, cfg.num_hidden_layers)
-    for name, tensor in model.state_dict().items():
-        data = tensor.detach().float().numpy()
-        if family == "llama" and name.endswith(("q_proj.weight", "q_proj.bias")):
-            data = permute(data, cfg.num_attention_heads)
-        if family == "llama" and name.endswith(("k_proj.weight", "k_proj.bias")):
-            data = permute(data, cfg.num_key_value_heads)
-        new = names.get_name(name, try_suffixes=(".weight", ".bias"))
-        assert new is not None, name
-        stored, kind = _stored(data, qtype)
-        w.add_tensor(new, stored, raw_dtype=kind)
+    for name, data in _tensors(model, family).items():
+        stored, kind = _stored(data, Q.F32 if _keep_f32(name, data) else qtype)
+        w.add_tensor(name, stored, raw_dtype=kind)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -112,12 +212,14 @@ def write_gguf(path: Path, model: Any, family: str, qtype: Q) -> Path:
 
 
 def reference_logits(model: Any, qtype: Q) -> np.ndarray:
-    """transformers' logits for PROMPT on the weights as the file holds them."""
+    """transformers' logits for PROMPT on the weights as the file holds them (routers and
+    1-D tensors stay float32, as in the file)."""
     import torch
 
     with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.from_numpy(rounded(p.numpy(), qtype)))
+        for name, p in model.named_parameters():
+            if p.ndim > 1 and not name.endswith(("mlp.gate.weight", "shared_expert_gate.weight")):
+                p.copy_(torch.from_numpy(rounded(p.numpy(), qtype)))
         return model(torch.from_numpy(PROMPT)).logits.numpy()
 
 
