@@ -25,6 +25,7 @@ THETA = 10000.0  # transformers' default rope theta
 # family -> (transformers class prefix, config class, GGUF architecture, config extra)
 FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "llama": ("Llama", "LlamaConfig", "llama", {}),
+    "gpt2": ("GPT2", "GPT2Config", "gpt2", {}),
     "qwen2": ("Qwen2", "Qwen2Config", "qwen2", {}),
     "qwen3": ("Qwen3", "Qwen3Config", "qwen3", {"head_dim": 16}),
     "phi3": ("Phi3", "Phi3Config", "phi3", {"pad_token_id": 0}),
@@ -58,6 +59,11 @@ FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
 }
 
 
+CONV1D = (".c_attn.weight", ".c_proj.weight", ".c_fc.weight")
+# 2-D weights the converter keeps float32: routers and learned positions
+F32_2D = ("mlp.gate.weight", "shared_expert_gate.weight", "wpe.weight")
+
+
 def permute(w: np.ndarray, n_head: int) -> np.ndarray:
     """convert_hf_to_gguf.py's ``LlamaModel.permute``, for the rows of q and k."""
     return (
@@ -73,11 +79,20 @@ def tiny_model(family: str, seed: int = 0) -> Any:
     import transformers
 
     torch.manual_seed(seed)
+    if family == "gpt2":
+        small = {"vocab_size": 128, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 64}
+        cfg = transformers.GPT2Config(**small, bos_token_id=1, eos_token_id=2)
+        return _nudged(transformers.GPT2LMHeadModel(cfg).eval())
     cls, cfg_cls, _, extra = FAMILIES[family]
     if "num_experts" in extra or "num_local_experts" in extra:
         extra = extra | {"num_experts_per_tok": 2}
     cfg = getattr(transformers, cfg_cls)(**SIZES, rms_norm_eps=1e-5, **extra)
-    model = getattr(transformers, f"{cls}ForCausalLM")(cfg).eval()
+    return _nudged(getattr(transformers, f"{cls}ForCausalLM")(cfg).eval())
+
+
+def _nudged(model: Any) -> Any:
+    import torch
+
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.05)
@@ -95,8 +110,9 @@ def _thetas(cfg: Any) -> tuple[float, float]:
 
 
 def _keep_f32(name: str, data: np.ndarray) -> bool:
-    """The converter's rule: 1-D tensors (norms, biases) and routers stay F32."""
-    return data.ndim <= 1 or "ffn_gate_inp" in name
+    """The converter's rule: 1-D tensors (norms, biases), routers and learned positions
+    stay F32."""
+    return data.ndim <= 1 or "ffn_gate_inp" in name or name.startswith("position_embd")
 
 
 def _stored(data: np.ndarray, qtype: Q) -> tuple[np.ndarray, Q]:
@@ -120,6 +136,14 @@ def rounded(data: np.ndarray, qtype: Q) -> np.ndarray:
 
 def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
     """The keys convert_hf_to_gguf.py writes for these families."""
+    if arch == "gpt2":
+        w.add_block_count(cfg.n_layer)
+        w.add_context_length(cfg.n_positions)
+        w.add_embedding_length(cfg.n_embd)
+        w.add_feed_forward_length(4 * cfg.n_embd)
+        w.add_head_count(cfg.n_head)
+        w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+        return
     heads = cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     theta, local = _thetas(cfg)
@@ -162,6 +186,10 @@ def _tensors(model: Any, family: str) -> dict[str, np.ndarray]:
         data = tensor.detach().float().numpy()
         if name == "lm_head.weight" and cfg.tie_word_embeddings:
             continue
+        if name.endswith((".attn.bias", ".attn.masked_bias")):
+            continue
+        if family == "gpt2" and name.endswith(CONV1D):
+            data = data.T  # the converter stores GPT-2's Conv1D weights as [out, in]
         if family in ("llama", "mixtral") and name.endswith(("q_proj.weight", "q_proj.bias")):
             data = permute(data, cfg.num_attention_heads)
         if family in ("llama", "mixtral") and name.endswith(("k_proj.weight", "k_proj.bias")):
@@ -211,14 +239,18 @@ def write_gguf(path: Path, model: Any, family: str, qtype: Q) -> Path:
     return path
 
 
-def reference_logits(model: Any, qtype: Q) -> np.ndarray:
+def reference_logits(model: Any, qtype: Q, family: str = "llama") -> np.ndarray:
     """transformers' logits for PROMPT on the weights as the file holds them (routers and
     1-D tensors stay float32, as in the file)."""
     import torch
 
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if p.ndim > 1 and not name.endswith(("mlp.gate.weight", "shared_expert_gate.weight")):
+            if p.ndim <= 1 or name.endswith(F32_2D):
+                continue
+            if family == "gpt2" and name.endswith(CONV1D):  # rounded along the stored rows
+                p.copy_(torch.from_numpy(rounded(p.numpy().T, qtype).T.copy()))
+            else:
                 p.copy_(torch.from_numpy(rounded(p.numpy(), qtype)))
         return model(torch.from_numpy(PROMPT)).logits.numpy()
 

@@ -46,6 +46,8 @@ LIVE = [
     ("gemma2", Q.F32),
     ("gemma3", Q.F32),
     ("gemma3", Q.Q8_0),
+    ("gpt2", Q.F32),
+    ("gpt2", Q.Q8_0),
 ]
 # family -> the model_type it builds as
 MODEL_TYPES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gemma3": "gemma3_text"}
@@ -103,7 +105,7 @@ def test_logits_equal_transformers_on_the_files_weights(
     pytest.importorskip("transformers", reason="transformers is a bench extra")
     model = make_gguf.tiny_model(family)
     path = make_gguf.write_gguf(tmp_path / f"{family}.gguf", model, family, qtype)
-    want = make_gguf.reference_logits(model, qtype)
+    want = make_gguf.reference_logits(model, qtype, family)
     graph = fmt.load(Source(path))
     validate(graph)
     assert graph.metadata["llm"]["model_type"] == MODEL_TYPES.get(family, family)
@@ -112,11 +114,13 @@ def test_logits_equal_transformers_on_the_files_weights(
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
     # the q rows read back are transformers' own (llama.cpp's permutation undone)
     state = model.state_dict()
-    name = "model.layers.0.self_attn.q_proj.weight"
-    if name not in state:  # Phi-3's fused projection
-        name = "model.layers.0.self_attn.qkv_proj.weight"
+    name = {
+        "phi3": "model.layers.0.self_attn.qkv_proj.weight",
+        "gpt2": "transformer.h.0.attn.c_attn.weight",
+    }.get(family, "model.layers.0.self_attn.q_proj.weight")
+    hf = state[name].numpy()
+    np.testing.assert_array_equal(graph.tensor(name).data, hf.T if family == "gpt2" else hf)
     assert ("rows" in graph.tensor(name).metadata) == (family in ("llama", "mixtral"))
-    np.testing.assert_array_equal(graph.tensor(name).data, state[name].numpy())
 
 
 def _tiny(path: Path, arch_name: str = "llama", drop: str = "", **extra: Any) -> Path:
