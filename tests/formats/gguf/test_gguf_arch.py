@@ -23,6 +23,7 @@ from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats import gguf as fmt
 from xocview.formats.gguf import arch
+from xocview.formats.llm.config import NotBuilt, from_gguf
 from xocview.formats.source import Source
 from xocview.model import Graph, validate
 
@@ -123,8 +124,12 @@ def test_logits_equal_transformers_on_the_files_weights(
     assert ("rows" in graph.tensor(name).metadata) == (family in ("llama", "mixtral"))
 
 
-def _tiny(path: Path, arch_name: str = "llama", drop: str = "", **extra: Any) -> Path:
-    """A one-block F32 file with llama.cpp's names and keys, hidden 8, 2 heads."""
+def _tiny(
+    path: Path, arch_name: str = "llama", drop: str = "", experts: str = "", **extra: Any
+) -> Path:
+    """A one-block F32 file with llama.cpp's names and keys, hidden 8, 2 heads; with
+    ``experts`` ("stacked" or "each") 4 experts, stacked or one tensor each as early
+    Mixtral files have them."""
     rng = np.random.default_rng(0)
     w = gguf.GGUFWriter(path, arch_name)
     w.add_block_count(1)
@@ -139,8 +144,21 @@ def _tiny(path: Path, arch_name: str = "llama", drop: str = "", **extra: Any) ->
             w.add_uint32(f"{arch_name}.{key}", value)
     shapes = {"token_embd": (32, 8), "output_norm": (8,), "blk.0.attn_norm": (8,)}
     shapes |= {f"blk.0.attn_{x}": (8, 8) for x in ("q", "k", "v", "output")}
-    shapes |= {"blk.0.ffn_norm": (8,), "blk.0.ffn_gate": (16, 8), "blk.0.ffn_up": (16, 8)}
-    shapes |= {"blk.0.ffn_down": (8, 16)}
+    shapes |= {"blk.0.ffn_norm": (8,)}
+    ffn = {"ffn_gate": (16, 8), "ffn_up": (16, 8), "ffn_down": (8, 16)}
+    if experts:
+        w.add_expert_count(4)
+        w.add_expert_used_count(2)
+        shapes["blk.0.ffn_gate_inp"] = (4, 8)
+    for part, shape in ffn.items():
+        if not experts:
+            shapes[f"blk.0.{part}"] = shape
+            continue
+        stacked = rng.standard_normal((4, *shape)).astype(np.float32)
+        if experts == "stacked":
+            w.add_tensor(f"blk.0.{part}_exps.weight", stacked)
+        for e in range(4) if experts == "each" else ():
+            w.add_tensor(f"blk.0.{part}.{e}.weight", stacked[e])
     for name, shape in shapes.items():
         if name != drop:
             w.add_tensor(f"{name}.weight", rng.standard_normal(shape).astype(np.float32))
@@ -149,6 +167,20 @@ def _tiny(path: Path, arch_name: str = "llama", drop: str = "", **extra: Any) ->
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+def test_early_mixtral_files_with_one_tensor_per_expert_run_as_stacked_ones(
+    tmp_path: Path,
+) -> None:
+    ids = np.array([[1, 5, 7, 2]])
+    stacked = fmt.load(Source(_tiny(tmp_path / "s.gguf", experts="stacked")))
+    each = fmt.load(Source(_tiny(tmp_path / "e.gguf", experts="each")))
+    assert stacked.metadata["llm"]["model_type"] == each.metadata["llm"]["model_type"] == "mixtral"
+    expert = each.tensor("model.layers.0.block_sparse_moe.experts.3.w2.weight")
+    assert expert.metadata["gguf_tensor"] == "blk.0.ffn_down.3.weight"
+    assert stacked.tensor(expert.id).metadata["expert"] == 3
+    np.testing.assert_array_equal(stacked.tensor(expert.id).data, expert.data)
+    np.testing.assert_array_equal(_logits(stacked, ids), _logits(each, ids))
 
 
 def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> None:
@@ -209,6 +241,7 @@ def _llama_8b(path: Path) -> None:
     w.add_rope_dimension_count(128)
     w.add_tokenizer_model("gpt2")
     w.add_token_list([f"token{i}" for i in range(vocab)])
+    w.add_token_merges([f"a{i} b{i}" for i in range(280_147)])
     shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (vocab, dim)}
     for i in range(32):
         for part, shape in (
@@ -268,3 +301,29 @@ def test_an_8b_shaped_llama_opens_as_its_architecture_in_under_2_s_and_300_mb(
     assert out["read"] == 0
     assert out["seconds"] < 2.0
     assert out["peak_kb"] < 300 * 1024
+
+
+def test_metadata_readings_follow_llama_cpp() -> None:
+    keys = {"block_count": 12, "embedding_length": 64, "feed_forward_length": 96}
+    keys |= {"attention.head_count": 4, "rope.freq_base": 1e6, "attention.key_length": 32}
+    gemma3 = {f"gemma3.{k}": v for k, v in keys.items()} | {"general.architecture": "gemma3"}
+    cfg = from_gguf(gemma3, {"token_embd.weight": (50, 64)})
+    assert cfg.model_type == "gemma3_text" and cfg.vocab == 50 and cfg.tie_word_embeddings
+    assert cfg.head_dim == 32 and cfg.attn_scale is None and cfg.hidden_act.startswith("gelu")
+    assert [i for i, t in enumerate(cfg.layer_thetas) if t == 1e6] == [5, 11]
+    assert set(cfg.layer_thetas) == {1e6, 1e4}
+    gemma2 = {f"gemma2.{k}": v for k, v in keys.items() if k != "block_count"}
+    gemma2 |= {"general.architecture": "gemma2", "gemma2.block_count": 46}
+    assert from_gguf(gemma2, {"token_embd.weight": (50, 64)}).attn_scale == 1 / 4
+    llama = {f"llama.{k}": v for k, v in keys.items()} | {"general.architecture": "llama"}
+    tokens = {"tokenizer.ggml.tokens": ["a", "b", "c"]}
+    assert from_gguf(llama | tokens, {"output.weight": (3, 64)}).vocab == 3
+    with pytest.raises(NotBuilt, match="per-layer values"):
+        from_gguf(llama | {"llama.attention.head_count_kv": np.array([4, 2])})
+    with pytest.raises(NotBuilt, match="no token_embd"):
+        from_gguf(llama)
+    moe = llama | {"llama.expert_count": 8, "llama.expert_used_count": 2}
+    routers = {f"blk.{i}.ffn_gate_inp.weight": (8, 64) for i in range(12)}
+    cfg = from_gguf(moe | tokens, routers)
+    assert (cfg.model_type, cfg.experts, cfg.experts_per_tok) == ("mixtral", 8, 2)
+    assert cfg.moe_intermediate == 96 and cfg.norm_topk and cfg.dense_layers == ()

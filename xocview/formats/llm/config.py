@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from xocview.errors import shorten
+
 __all__ = ["LlmConfig", "NotBuilt", "from_gguf", "from_hf"]
 
 
@@ -246,29 +248,18 @@ def from_gguf(
     """The record for a GGUF file's metadata (``{arch}.*`` keys) and its tensors' shapes
     (numpy order: the vocabulary from ``token_embd``, tying from a missing ``output``, MoE
     layers from their routers); NotBuilt names what has no template."""
-    arch = metadata.get("general.architecture")
     shapes = shapes or {}
-    if not isinstance(arch, str) or not arch:
-        raise NotBuilt("GGUF metadata has no general.architecture")
-    model_type = GGUF_ARCHS.get(arch)
-    if model_type is None:
-        raise NotBuilt(f"GGUF architecture {arch!r} has no architecture template")
-    kind = metadata.get(f"{arch}.rope.scaling.type")
-    if kind not in (None, "none"):
-        raise NotBuilt(f"rope scaling {str(kind)!r} is not built (only plain rope is)")
-    m = {k[len(arch) + 1 :]: v for k, v in metadata.items() if k.startswith(arch + ".")}
-    m[".arch"] = arch
+    model_type, m = _gguf_keys(metadata)
     hidden, heads = _key(m, "embedding_length"), _key(m, "attention.head_count")
     head_dim = _key(m, "attention.key_length", hidden // heads)
     layers = _key(m, "block_count")
     experts = _key(m, "expert_count", 1) if "expert_count" in m else 0
     if model_type == "llama" and experts > 1:
         model_type = "mixtral"
-    theta = _float(m, "rope.freq_base", 10000.0)
-    window = m.get("attention.sliding_window")
-    local = _float(m, "rope.freq_base_swa", _GEMMA3_LOCAL_THETA)
+    eps = _float(m, "attention.layer_norm_epsilon", 1e-5)
     return LlmConfig(
         **_gguf_moe(m, model_type, layers, experts, shapes),
+        **_gguf_attention(m, model_type, hidden, heads, head_dim, layers),
         model_type=model_type,
         hidden=hidden,
         layers=layers,
@@ -277,30 +268,58 @@ def from_gguf(
         head_dim=head_dim,
         intermediate=_key(m, "feed_forward_length", 1 if experts > 1 else None),
         vocab=_gguf_vocab(metadata, shapes),
-        eps=_float(
-            m, "attention.layer_norm_rms_epsilon", _float(m, "attention.layer_norm_epsilon", 1e-5)
-        ),
+        eps=_float(m, "attention.layer_norm_rms_epsilon", eps),
         hidden_act=_GGUF_ACTS.get(model_type, "silu"),
         tie_word_embeddings="output.weight" not in shapes,
         max_positions=_key(m, "context_length", 4096),
-        rope_theta=theta,
-        rope_kind="none" if model_type == "gpt2" else "default",
-        rotary_dim=_key(m, "rope.dimension_count", head_dim) if model_type != "gpt2" else 0,
         qkv_bias=model_type in ("qwen2", "qwen2_moe", "gpt2"),
-        attn_softcap=_float(m, "attn_logit_softcapping", 0.0),
-        final_softcap=_float(m, "final_logit_softcapping", 0.0),
-        layer_thetas=tuple(
-            theta if (i + 1) % _GEMMA3_PATTERN == 0 else local for i in range(layers)
-        )
-        if model_type == "gemma3_text"
-        else (),
-        notes=(
+    )
+
+
+def _gguf_keys(metadata: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The model type of ``general.architecture`` and its ``{arch}.*`` keys without the
+    prefix (``.arch`` holds it, for messages)."""
+    arch = metadata.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise NotBuilt("GGUF metadata has no general.architecture")
+    model_type = GGUF_ARCHS.get(arch)
+    if model_type is None:
+        raise NotBuilt(f"GGUF architecture {shorten(arch, 60)!r} has no architecture template")
+    kind = metadata.get(f"{arch}.rope.scaling.type")
+    if kind not in (None, "none"):
+        raise NotBuilt(f"rope scaling {shorten(str(kind), 60)!r} is not built (only plain rope is)")
+    m = {k[len(arch) + 1 :]: v for k, v in metadata.items() if k.startswith(arch + ".")}
+    m[".arch"] = arch
+    return model_type, m
+
+
+def _gguf_attention(
+    m: Mapping[str, Any], model_type: str, hidden: int, heads: int, head_dim: int, layers: int
+) -> dict[str, Any]:
+    """Rope, scale and soft-capping as llama.cpp reads them: Gemma 3's sliding layers (all but
+    every sixth) take the local theta; Gemma 2/3 27B (46 and 62 layers) scale attention by
+    1/sqrt(hidden/heads), the others by 1/sqrt(head_dim)."""
+    theta = _float(m, "rope.freq_base", 10000.0)
+    local = _float(m, "rope.freq_base_swa", _GEMMA3_LOCAL_THETA)
+    window = m.get("attention.sliding_window")
+    big = (model_type, layers) in (("gemma2", 46), ("gemma3_text", 62))
+    out: dict[str, Any] = {
+        "rope_theta": theta,
+        "rope_kind": "none" if model_type == "gpt2" else "default",
+        "rotary_dim": 0 if model_type == "gpt2" else _key(m, "rope.dimension_count", head_dim),
+        "attn_scale": (hidden / heads) ** -0.5 if big else None,
+        "attn_softcap": _float(m, "attn_logit_softcapping", 0.0),
+        "final_softcap": _float(m, "final_logit_softcapping", 0.0),
+    }
+    if model_type == "gemma3_text":
+        pattern = _GEMMA3_PATTERN
+        out["layer_thetas"] = tuple(local if (i + 1) % pattern else theta for i in range(layers))
+    if window:
+        out["notes"] = (
             f"sliding_window {window} is not drawn: attention is full causal, "
             "equal for prompts up to the window",
         )
-        if window
-        else (),
-    )
+    return out
 
 
 def _gguf_vocab(metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]]) -> int:
@@ -308,9 +327,7 @@ def _gguf_vocab(metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...
     if embd and len(embd) == 2:
         return int(embd[0])
     tokens = metadata.get("tokenizer.ggml.tokens")
-    count = getattr(tokens, "count", None)
-    if count is None and isinstance(tokens, list):
-        count = len(tokens)
+    count = len(tokens) if isinstance(tokens, list) else getattr(tokens, "count", None)
     if isinstance(count, int) and count > 0:
         return count
     raise NotBuilt("no token_embd.weight of two dimensions and no tokenizer.ggml.tokens")

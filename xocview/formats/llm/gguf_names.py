@@ -24,7 +24,8 @@ __all__ = ["Mapped", "gguf_template", "hf_names", "unpermute"]
 
 # model types whose converter permutes q and k (LlamaModel and its Mixtral reading)
 PERMUTED = ("llama", "mixtral")
-_BLOCK = re.compile(r"blk\.(\d+)\.(\w+)")
+# blk.{i}.{part}, or blk.{i}.{part}.{e}: one expert of an early Mixtral file
+_BLOCK = re.compile(r"blk\.(\d+)\.(\w+?)(?:\.(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def hf_names(
     for name, shape in shapes:
         stem, _, suffix = name.rpartition(".")
         match = _BLOCK.fullmatch(stem)
-        part = match and parts.get(match[2])
+        part = match and parts.get(match[2] + ("_exps" if match[3] else ""))
         if suffix not in ("weight", "bias") or not (stem in top or part):
             raise NotBuilt(f"GGUF tensor {name!r} has no place in the {cfg.model_type} template")
         if stem in top:
@@ -109,6 +110,9 @@ def hf_names(
             continue
         assert match is not None and part
         layer = tpl.layer.format(i=int(match[1]))
+        if match[3]:
+            out[f"{layer}.{part.format(e=int(match[3]))}.{suffix}"] = Mapped(name)
+            continue
         if "{e}" in part:
             for e in range(shape[0]):
                 out[f"{layer}.{part.format(e=e)}.{suffix}"] = Mapped(name, e)
