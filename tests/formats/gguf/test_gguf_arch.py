@@ -22,7 +22,7 @@ from tests.data.gguf import make_gguf
 from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats import gguf as fmt
-from xocview.formats.gguf import arch
+from xocview.formats.gguf import arch, blockwise
 from xocview.formats.llm.config import NotBuilt, from_gguf
 from xocview.formats.source import Source
 from xocview.model import Graph, validate
@@ -54,6 +54,15 @@ LIVE = [
 MODEL_TYPES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gemma3": "gemma3_text"}
 
 
+def _weight(graph: Graph, name: str) -> np.ndarray:
+    """A bound weight's float32 values, from its DequantizeLinear's inputs for Q8_0/Q4_0."""
+    t = graph.tensor(name)
+    if t.has_data:
+        return t.data
+    values, scales = graph.tensor(name + ".values").data, graph.tensor(name + ".scales").data
+    return values.astype(np.float32) * np.repeat(scales, 32, axis=1)
+
+
 def _logits(graph: Graph, ids: np.ndarray) -> np.ndarray:
     return run(graph, {"input_ids": ids}).outputs["logits"]
 
@@ -67,13 +76,19 @@ def test_committed_q8_0_llama_runs_as_transformers_did() -> None:
     want = np.load(DATA / "tiny_llama_q8_0.npz")
     got = _logits(graph, want["input_ids"])
     np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
-    q = graph.tensor("model.layers.1.self_attn.q_proj.weight")
+    # Q8_0 is drawn as DequantizeLinear of the file's int8 values and float32 scales
+    q = graph.tensor("model.layers.1.self_attn.q_proj.weight.values")
+    assert (q.kind, q.dtype, q.shape) == ("weight", "int8", [64, 64])
     assert q.metadata["gguf_tensor"] == "blk.1.attn_q.weight"
     assert q.metadata["ggml_type"] == "Q8_0"
-    assert "dequantized to float32 on demand" in q.metadata["values"]
     assert "4 heads" in q.metadata["rows"]
-    assert "rows" not in graph.tensor("model.layers.1.self_attn.v_proj.weight").metadata
-    assert "2 heads" in graph.tensor("model.layers.1.self_attn.k_proj.weight").metadata["rows"]
+    assert graph.tensor("model.layers.1.self_attn.q_proj.weight.scales").shape == [64, 2]
+    node = graph.node("model.layers.1.self_attn.q_proj.weight/DequantizeLinear")
+    assert node.attributes == {"axis": 1, "block_size": 32}
+    assert node.metadata["parent_id"] == "model.layers.1.self_attn"
+    assert "rows" not in graph.tensor("model.layers.1.self_attn.v_proj.weight.values").metadata
+    k = graph.tensor("model.layers.1.self_attn.k_proj.weight.values")
+    assert "2 heads" in k.metadata["rows"]
     # the first view shows the stack: one group per decoder block
     assert graph.node("model.layers.0").op_type == "DecoderLayer"
 
@@ -83,17 +98,14 @@ def test_the_budget_sees_float32_sizes_before_anything_is_dequantized(
 ) -> None:
     path = DATA / "tiny_llama_q8_0.gguf"
     graph = fmt.load(Source(path))
-    floats = sum(
-        4 * int(np.prod(t.shape))
-        for t in graph.tensors
-        if t.kind == "weight" and "gguf_tensor" in t.metadata
-    )
+    floats = sum(4 * int(np.prod(t.shape)) for t in graph.tensors if t.id.endswith(".weight"))
     assert floats > 3 * path.stat().st_size  # Q8_0 holds ~1.06 bytes a value
 
     def never(*args: Any) -> np.ndarray:
         raise AssertionError("dequantized before the budget check")
 
     monkeypatch.setattr(arch, "dequantize", never)
+    monkeypatch.setattr(blockwise, "split", never)
     with pytest.raises(RunError, match="memory budget"):
         run(graph, {"input_ids": np.array([[1, 2, 3]])}, max_memory=path.stat().st_size * 2)
 
@@ -120,8 +132,9 @@ def test_logits_equal_transformers_on_the_files_weights(
         "gpt2": "transformer.h.0.attn.c_attn.weight",
     }.get(family, "model.layers.0.self_attn.q_proj.weight")
     hf = state[name].numpy()
-    np.testing.assert_array_equal(graph.tensor(name).data, hf.T if family == "gpt2" else hf)
-    assert ("rows" in graph.tensor(name).metadata) == (family in ("llama", "mixtral"))
+    np.testing.assert_array_equal(_weight(graph, name), hf.T if family == "gpt2" else hf)
+    stored = name + ".values" if qtype in (Q.Q8_0, Q.Q4_0) else name
+    assert ("rows" in graph.tensor(stored).metadata) == (family in ("llama", "mixtral"))
 
 
 def _tiny(
@@ -227,8 +240,8 @@ def test_a_tensor_without_a_place_in_the_template_is_named(tmp_path: Path) -> No
     assert "'rope_freqs.weight' has no place in the qwen2 template" in note
 
 
-def _llama_8b(path: Path) -> None:
-    """A sparse Q4_K file shaped like Llama 3 8B with the keys llama.cpp writes."""
+def _llama_8b(path: Path, qtype: Q = Q.Q4_K) -> None:
+    """A sparse Q4_K (or Q8_0) file shaped like Llama 3 8B with the keys llama.cpp writes."""
     w = gguf.GGUFWriter(path, "llama")
     dim, kv, ffn, vocab = 4096, 1024, 14336, 128_256
     for key, value in (("block_count", 32), ("embedding_length", dim), ("context_length", 8192)):
@@ -254,7 +267,8 @@ def _llama_8b(path: Path) -> None:
     end = 0
     for name, shape in shapes.items():
         count = int(np.prod(shape))
-        size, kind = (count * 4, None) if len(shape) == 1 else (count // 256 * 144, Q.Q4_K)
+        block, type_size = gguf.GGML_QUANT_SIZES[qtype]
+        size, kind = (count * 4, None) if len(shape) == 1 else (count // block * type_size, qtype)
         w.add_tensor_info(name, shape, np.dtype(np.float32), size, kind)
         end += size
     w.write_header_to_file()
@@ -266,11 +280,12 @@ def _llama_8b(path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
+@pytest.mark.parametrize("qtype", [Q.Q4_K, Q.Q8_0])
 def test_an_8b_shaped_llama_opens_as_its_architecture_in_under_2_s_and_300_mb(
-    tmp_path: Path,
+    tmp_path: Path, qtype: Q
 ) -> None:
-    path = tmp_path / "llama-8b-q4_k.gguf"
-    _llama_8b(path)
+    path = tmp_path / f"llama-8b-{qtype.name}.gguf"
+    _llama_8b(path, qtype)
     script = textwrap.dedent(
         f"""
         import json, re, time
@@ -286,7 +301,8 @@ def test_an_8b_shaped_llama_opens_as_its_architecture_in_under_2_s_and_300_mb(
         print(json.dumps({{"seconds": seconds, "peak_kb": hwm(), "nodes": len(graph.nodes),
             "note": graph.metadata["gguf"]["graph"], "llm": graph.metadata["llm"],
             "read": sum(not callable(t._data) and t.kind == "weight" and "gguf_tensor"
-                        in t.metadata for t in graph.tensors)}}))
+                        in t.metadata for t in graph.tensors),
+            "dequantize_nodes": sum(n.op_type == "DequantizeLinear" for n in graph.nodes)}}))
         """
     )
     done = subprocess.run(
@@ -299,6 +315,7 @@ def test_an_8b_shaped_llama_opens_as_its_architecture_in_under_2_s_and_300_mb(
     assert out["llm"]["layers"] == 32 and out["llm"]["kv_heads"] == 8
     assert out["llm"]["vocab"] == 128_256 and out["llm"]["rope_theta"] == 500000.0
     assert out["read"] == 0
+    assert out["dequantize_nodes"] == (0 if qtype == Q.Q4_K else 7 * 32 + 2)
     assert out["seconds"] < 2.0
     assert out["peak_kb"] < 300 * 1024
 
@@ -327,3 +344,16 @@ def test_metadata_readings_follow_llama_cpp() -> None:
     cfg = from_gguf(moe | tokens, routers)
     assert (cfg.model_type, cfg.experts, cfg.experts_per_tok) == ("mixtral", 8, 2)
     assert cfg.moe_intermediate == 96 and cfg.norm_topk and cfg.dense_layers == ()
+
+
+@pytest.mark.parametrize("qtype", [Q.Q8_0, Q.Q4_0])
+def test_blockwise_values_and_scales_equal_ggml_dequantization(qtype: Q) -> None:
+    rows = np.random.default_rng(1).standard_normal((6, 96)).astype(np.float32)
+    raw = gguf.quants.quantize(rows, qtype)
+    want = gguf.quants.dequantize(raw, qtype)
+    values, scales = blockwise.split(qtype.name, raw.reshape(-1), 6, 96)
+    assert values.dtype == np.int8 and scales.dtype == np.float32 and scales.shape == (6, 3)
+    got = values.astype(np.float32) * np.repeat(scales, 32, axis=1)
+    np.testing.assert_array_equal(got, want)
+    if qtype == Q.Q4_0:
+        assert values.min() >= -8 and values.max() <= 7

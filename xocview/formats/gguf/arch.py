@@ -7,11 +7,13 @@ inspector asks, so the executor's budget check sees their float32 size before an
 from __future__ import annotations
 
 import mmap
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from xocview.errors import FormatError, shorten
+from xocview.formats.gguf.blockwise import EXACT, blockwise
 from xocview.formats.gguf.header import Header, TensorInfo
 from xocview.formats.gguf.quants import dequantize
 from xocview.formats.llm.build import build_graph
@@ -46,35 +48,54 @@ def build_architecture(header: Header, buf: mmap.mmap, name: str, file: str) -> 
         place = mapped.get(t.id) if t.kind == "weight" else None
         if place is not None:
             t.metadata.update(_weight_meta(infos[place.name], place))
+    start = header.data_start
+    exact = {
+        hf: (infos[m.name], m, raw_bytes(infos[m.name], m, start, buf, file))
+        for hf, m in mapped.items()
+        if infos[m.name].kind.name in EXACT
+    }
+    blockwise(graph, exact)
     return graph
 
 
-def _shape(info: TensorInfo, m: Mapped) -> tuple[int, ...]:
+def weight_shape(info: TensorInfo, m: Mapped) -> tuple[int, ...]:
     if m.shape is not None:
         return m.shape
     return info.shape[1:] if m.expert is not None else info.shape
 
 
-def _stored(info: TensorInfo, m: Mapped, start: int, buf: mmap.mmap, file: str) -> StoredTensor:
-    """One template weight: its shape, dtype and a reader of its values from the map (one
-    expert's bytes of a stacked tensor, q and k rows back in Hugging Face's order)."""
-    shape = _shape(info, m)
-    kind = info.kind
-    dtype = _PLAIN.get(kind.name, "float32")
+def raw_bytes(
+    info: TensorInfo, m: Mapped, start: int, buf: mmap.mmap, file: str
+) -> Callable[[], np.ndarray]:
+    """A reader of one template weight's bytes in the map (one expert's slice of a stacked
+    tensor: experts are the outermost axis, so each is a contiguous run of whole blocks)."""
     count = info.nbytes // info.shape[0] if m.expert is not None else info.nbytes
     at = start + info.offset + (m.expert or 0) * count
 
     def read() -> np.ndarray:
         try:
-            raw = np.frombuffer(buf, np.uint8, count, at)
+            return np.frombuffer(buf, np.uint8, count, at)
         except ValueError as e:  # the file shrank since it was opened
             raise FormatError(file, f"tensor {shorten(info.name)!r}", "cut short") from e
+
+    return read
+
+
+def _stored(info: TensorInfo, m: Mapped, start: int, buf: mmap.mmap, file: str) -> StoredTensor:
+    """One template weight: its shape, dtype and a reader of its values from the map (q and
+    k rows back in Hugging Face's order)."""
+    shape = weight_shape(info, m)
+    kind = info.kind
+    dtype = _PLAIN.get(kind.name, "float32")
+    raw = raw_bytes(info, m, start, buf, file)
+
+    def read() -> np.ndarray:
         if kind.plain is not None:
-            values = raw.view(kind.plain).reshape(shape)
+            values = raw().view(kind.plain).reshape(shape)
             if values.dtype.name != dtype:
                 values = values.astype(np.float32)
         else:
-            values = dequantize(kind, raw, shape)
+            values = dequantize(kind, raw(), shape)
         return unpermute(values, m.heads) if m.heads else values
 
     return list(shape), dtype, read
