@@ -357,3 +357,15 @@ def test_blockwise_values_and_scales_equal_ggml_dequantization(qtype: Q) -> None
     np.testing.assert_array_equal(got, want)
     if qtype == Q.Q4_0:
         assert values.min() >= -8 and values.max() <= 7
+
+
+def test_the_q8_0_graph_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    from xocview.formats.onnx.writer import save
+
+    graph = fmt.load(Source(DATA / "tiny_llama_q8_0.gguf"))
+    save(graph, tmp_path / "tiny.onnx")
+    want = np.load(DATA / "tiny_llama_q8_0.npz")
+    session = ort.InferenceSession(str(tmp_path / "tiny.onnx"))
+    (got,) = session.run(["logits"], {"input_ids": want["input_ids"]})
+    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
