@@ -145,12 +145,9 @@ def _tiny(
     Mixtral files have them."""
     rng = np.random.default_rng(0)
     w = gguf.GGUFWriter(path, arch_name)
-    w.add_block_count(1)
-    w.add_embedding_length(8)
-    w.add_feed_forward_length(16)
-    w.add_head_count(2)
     w.add_layer_norm_rms_eps(1e-5)
-    for key, value in extra.items():
+    keys = {"block_count": 1, "embedding_length": 8, "feed_forward_length": 16}
+    for key, value in (keys | {"attention.head_count": 2} | extra).items():
         if isinstance(value, str):
             w.add_string(f"{arch_name}.{key}", value)
         else:
@@ -212,6 +209,9 @@ def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> Non
         ("llama", "", {"rope.scaling.type": "yarn"}, "rope scaling 'yarn' is not built"),
         ("llama", "blk.0.ffn_down", {}, "no such tensor"),
         ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),
+        ("llama", "", {"attention.head_count_kv": 3}, "2 attention heads do not share 3"),
+        ("llama", "", {"attention.key_length": 2}, "is [8, 8], not the [4, 8] of 2 heads"),
+        ("llama", "", {"embedding_length": 6}, "over a hidden size of 6"),
     ],
 )
 def test_files_the_template_cannot_draw_open_as_their_tensor_tree_saying_why(

@@ -257,6 +257,9 @@ def from_gguf(
     if model_type == "llama" and experts > 1:
         model_type = "mixtral"
     eps = _float(m, "attention.layer_norm_epsilon", 1e-5)
+    kv_heads = _key(m, "attention.head_count_kv", heads)
+    if heads % kv_heads:
+        raise NotBuilt(f"{heads} attention heads do not share {kv_heads} key/value heads evenly")
     return LlmConfig(
         **_gguf_moe(m, model_type, layers, experts, shapes),
         **_gguf_attention(m, model_type, hidden, heads, head_dim, layers),
@@ -264,7 +267,7 @@ def from_gguf(
         hidden=hidden,
         layers=layers,
         heads=heads,
-        kv_heads=_key(m, "attention.head_count_kv", heads),
+        kv_heads=kv_heads,
         head_dim=head_dim,
         intermediate=_key(m, "feed_forward_length", 1 if experts > 1 else None),
         vocab=_gguf_vocab(metadata, shapes),

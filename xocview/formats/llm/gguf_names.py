@@ -88,6 +88,22 @@ def _layer_parts(tpl: Template) -> dict[str, str]:
     return parts
 
 
+def _check(cfg: LlmConfig, name: str, part: str, shape: tuple[int, ...]) -> None:
+    """q, k and v weights as the metadata's head counts make them, else NotBuilt naming the
+    tensor (so no read reshapes rows that do not fit)."""
+    rows = {"attn_q": cfg.heads, "attn_k": cfg.kv_heads, "attn_v": cfg.kv_heads}.get(part)
+    if rows is None or not name.endswith(".weight"):
+        return
+    want = (rows * cfg.head_dim, cfg.hidden)
+    if cfg.head_dim % 2 and cfg.model_type in PERMUTED:
+        raise NotBuilt(f"head size {cfg.head_dim} is odd: llama.cpp's rope rows come in pairs")
+    if tuple(shape) != want:
+        raise NotBuilt(
+            f"GGUF tensor {name!r} is {list(shape)}, not the {list(want)} of {cfg.heads} heads "
+            f"({cfg.kv_heads} for k and v) of {cfg.head_dim} over a hidden size of {cfg.hidden}"
+        )
+
+
 def hf_names(
     cfg: LlmConfig, tpl: Template, shapes: Iterable[tuple[str, tuple[int, ...]]]
 ) -> dict[str, Mapped]:
@@ -117,6 +133,7 @@ def hf_names(
             for e in range(shape[0]):
                 out[f"{layer}.{part.format(e=e)}.{suffix}"] = Mapped(name, e)
             continue
+        _check(cfg, name, match[2], shape)
         heads = 0
         if cfg.model_type in PERMUTED and match[2] in ("attn_q", "attn_k"):
             heads = cfg.heads if match[2] == "attn_q" else cfg.kv_heads
