@@ -211,7 +211,8 @@ def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> Non
         ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),
         ("llama", "", {"attention.head_count_kv": 3}, "2 attention heads do not share 3"),
         ("llama", "", {"attention.key_length": 2}, "is [8, 8], not the [4, 8] of 2 heads"),
-        ("llama", "", {"embedding_length": 6}, "over a hidden size of 6"),
+        ("llama", "", {"embedding_length": 12}, "over a hidden size of 12"),
+        ("llama", "", {"attention.key_length": 3}, "head size 3 is odd"),
     ],
 )
 def test_files_the_template_cannot_draw_open_as_their_tensor_tree_saying_why(
