@@ -72,6 +72,7 @@ def test_committed_q8_0_llama_runs_as_transformers_did() -> None:
     validate(graph)
     assert graph.metadata["gguf"]["graph"] == "the architecture's forward pass"
     assert graph.metadata["llm"]["model_type"] == "llama"
+    assert (graph.id, graph.name) == ("tiny_llama_q8_0", "tiny llama")
     assert graph.metadata["tokenizer"]["vocab_size"] == 128
     want = np.load(DATA / "tiny_llama_q8_0.npz")
     got = _logits(graph, want["input_ids"])

@@ -57,16 +57,17 @@ def load(source: Source) -> Graph:
     with its metadata and a tokenizer summary."""
     header, buf = open_gguf(source.path, source.name)
     stem = source.path.stem or source.path.name
+    name = header.metadata.get("general.name")
+    title = _text(name) if isinstance(name, str) and name.strip() else stem
     try:
         graph = build_architecture(header, buf, stem, source.name)
     except NotBuilt as e:
         note = f"{e}; opened as its tensor tree"
     else:
+        graph.name = title
         graph.metadata.update(_graph_metadata(header, "the architecture's forward pass"))
         return graph
     weights = [_weight(info, header.data_start, buf, source.name) for info in header.tensors]
-    name = header.metadata.get("general.name")
-    title = _text(name) if isinstance(name, str) and name.strip() else stem
     return weight_graph(stem, title, weights, _graph_metadata(header, note))
 
 
