@@ -22,8 +22,8 @@ __all__ = ["CONSTANT_OPS", "OP_GROUPS", "BoxCounts", "box_weights", "folded_cons
 # Operators that only make a constant, folded with the weights when all they read are weights
 # (the ONNX light models make every weight with ConstantOfShape from a shape initializer;
 # TorchScript exports pass a shared weight through Identity; a torch Linear reads its weight
-# through a Transpose).
-CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity", "Transpose"})
+# through a Transpose; a bfloat16 checkpoint's weights run through a Cast to float32).
+CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape", "Identity", "Transpose", "Cast"})
 # ``derived`` marks of a group that is one source operator written as several ONNX ops (an
 # ATen ``linear``, a TFLite CONV_2D, a TF Conv2D, a Keras Dense): one box to the reader.
 OP_GROUPS = frozenset({"aten", "tflite", "tensorflow", "keras"})

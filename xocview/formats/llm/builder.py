@@ -115,7 +115,10 @@ class Builder:
 
     def group(self, gid: str, label: str, parent: str | None) -> str:
         """A module of the model holding the nodes that follow it."""
-        meta: dict[str, Any] = {"module": gid}
+        parts = gid.split(".")
+        short = ".".join(parts[-2:]) if parts[-1].isdigit() and len(parts) > 1 else parts[-1]
+        # a closed box's title: "layers.3", "self_attn"; the class stays its op type
+        meta: dict[str, Any] = {"module": gid, "name": short}
         if parent is not None:
             meta["parent_id"] = parent
             self.children[parent].append(gid)
