@@ -313,3 +313,31 @@ def test_tensorflow_family_files_first_views_fit_and_show_their_layers(qapp, pat
 
 def _ids(graph: Graph) -> set[str]:
     return {n.id for n in graph.nodes}
+
+
+def test_a_7b_llama_folder_opens_as_its_layer_stack_that_fits(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Hugging Face folder shaped like Llama 7B (sparse bf16 shards): its 32 decoder layers
+    are boxes titled by module, and their weights' Casts fold instead of standing loose."""
+    import json
+
+    from tests.perf.weight_files import sharded_safetensors
+
+    sharded_safetensors(tmp_path)
+    config = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "vocab_size": 32000,
+        "rms_norm_eps": 1e-5,
+        "hidden_act": "silu",
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    graph = load(tmp_path)
+    _, drawing = first_view_state(graph, Hierarchy(graph))
+    assert drawing is not None and fits(drawing)
+    titles = {graph.node(k).metadata.get("name") for k in drawing.keys if k in _ids(graph)}
+    assert {f"layers.{i}" for i in range(32)} <= titles
+    assert not any(graph.node(k).op_type == "Cast" for k in drawing.keys if k in _ids(graph))
