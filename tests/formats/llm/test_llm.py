@@ -213,12 +213,82 @@ def test_unknown_model_type_falls_back_with_a_note(tmp_path: Path) -> None:
     assert not_built(DATA) is None
 
 
+# rope scaling -> (model class, config class, rope_parameters beyond rope_theta); the head
+# size is 16, so its 8 wavelengths run from 6.3 to 19869 positions and an original context
+# of 32 puts some in each of llama3's bands (kept, blended, divided by the factor)
+SCALED: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "llama3": (
+        "LlamaForCausalLM",
+        "LlamaConfig",
+        {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0}
+        | {"high_freq_factor": 4.0, "original_max_position_embeddings": 32},
+    ),
+    "linear": ("LlamaForCausalLM", "LlamaConfig", {"rope_type": "linear", "factor": 4.0}),
+    "yarn": (
+        "Qwen2ForCausalLM",
+        "Qwen2Config",
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
+    ),
+    "yarn-mscale": (
+        "LlamaForCausalLM",
+        "LlamaConfig",
+        {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 16}
+        | {"beta_fast": 16.0, "beta_slow": 2.0, "mscale": 1.0, "mscale_all_dim": 0.5},
+    ),
+    "longrope": (
+        "Phi3ForCausalLM",
+        "Phi3Config",
+        {"rope_type": "longrope", "original_max_position_embeddings": 32}
+        | {"short_factor": [1.0, 1.1, 1.3, 1.7, 2.0, 3.0, 5.0, 8.0]}
+        | {"long_factor": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]},
+    ),
+}
+LONG_PROMPT = (np.arange(24, dtype=np.int64)[None, :] * 37 + 5) % 128
+
+
+@pytest.mark.parametrize("kind", sorted(SCALED))
+def test_scaled_rope_logits_equal_transformers(kind: str, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    transformers = pytest.importorskip("transformers", reason="transformers is a bench extra")
+    torch.manual_seed(0)
+    model_cls, cfg_cls, rope = SCALED[kind]
+    extra: dict[str, Any] = {}
+    if cfg_cls == "Phi3Config":  # its own top-level original context overrides the rope's
+        extra = {"pad_token_id": 0, "original_max_position_embeddings": 32}
+    cfg = getattr(transformers, cfg_cls)(
+        **SIZES, **extra, rope_parameters={"rope_theta": 10000.0, **rope}
+    )
+    model = getattr(transformers, model_cls)(cfg)
+    _save(model, tmp_path, None, False)
+    with torch.no_grad():
+        want = model(torch.from_numpy(LONG_PROMPT)).logits.numpy()
+        plain = model.__class__(cfg.__class__(**SIZES, **extra))
+        plain.load_state_dict(model.state_dict())
+        unscaled = plain(torch.from_numpy(LONG_PROMPT)).logits.numpy()
+    assert np.abs(unscaled - want).max() > 1e-2  # the scaling changes these logits
+    graph = load_folder(tmp_path)
+    assert graph is not None, not_built(tmp_path)
+    assert graph.metadata["llm"]["rope_kind"] == rope["rope_type"]
+    got = _logits(graph, LONG_PROMPT)
+    print(f"{kind}: largest |difference| {np.abs(got - want).max():.2e}")
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    if kind == "longrope":  # the short factors hold only within the original context
+        assert "longrope: the short factors" in graph.metadata["notes"][0]
+        with pytest.raises(RunError, match=r"position_ids must be in 0\.\.31"):
+            _logits(graph, np.zeros((1, 33), dtype=np.int64))
+
+
 def test_rope_scaling_refused_by_name(tmp_path: Path) -> None:
-    scaled = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}
+    scaled = {"rope_type": "dynamic", "rope_theta": 500000.0, "factor": 8.0}
     folder = _copy(tmp_path, rope_parameters=scaled)
     assert load_folder(folder) is None
-    assert "rope scaling 'llama3' is not built" in str(not_built(folder))
-    with pytest.raises(NotBuilt, match="'yarn'"):
+    assert "rope scaling 'dynamic' is not built" in str(not_built(folder))
+    llama3 = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}
+    folder = _copy(tmp_path / "b", rope_parameters=llama3)
+    assert "rope scaling 'llama3' has no low_freq_factor" in str(not_built(folder))
+    folder = _copy(tmp_path / "c", rope_parameters=llama3 | {"rope_type": "linear", "factor": "8"})
+    assert "rope scaling 'linear': factor is not a number" in str(not_built(folder))
+    with pytest.raises(NotBuilt, match="rope scaling 'yarn' has no factor"):
         from_hf(
             {
                 **json.loads((DATA / "config.json").read_text()),
@@ -226,6 +296,14 @@ def test_rope_scaling_refused_by_name(tmp_path: Path) -> None:
                 "rope_scaling": {"type": "yarn"},
             }
         )
+    v4 = from_hf(
+        {
+            **json.loads((DATA / "config.json").read_text()),
+            "rope_parameters": None,
+            "rope_scaling": {"type": "linear", "factor": 2},
+        }
+    )
+    assert (v4.rope_kind, v4.rope_scaling) == ("linear", (("factor", 2),))
 
 
 def test_config_readings() -> None:

@@ -10,20 +10,23 @@ so the graph names the tensors the file holds and opening reads none of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from xocview.errors import FormatError
 from xocview.formats.llm.blocks import decoder_block
 from xocview.formats.llm.builder import SEQ, Builder, StoredTensor, norm
 from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node
 
-__all__ = ["OPSET", "build_graph"]
+__all__ = ["FREQ_FACTORS", "OPSET", "build_graph"]
 
 OPSET = 23
+FREQ_FACTORS = "rope_freqs.weight"  # llama.cpp's per-frequency divisors (Llama 3.1 GGUF)
 
 
 def build_graph(
@@ -47,7 +50,7 @@ def build_graph(
     h, pos = _embed(b, cfg, tpl, ids)
     thetas = cfg.layer_thetas or (cfg.rope_theta,) * cfg.layers
     ropes = {}
-    if cfg.rope_kind == "default":
+    if cfg.rope_kind != "none":
         for k, theta in enumerate(dict.fromkeys(thetas)):
             ropes[theta] = _rope_caches(b, cfg, theta, "rotary_emb" + (f"_{k}" if k else ""))
     for i in range(cfg.layers):
@@ -116,27 +119,35 @@ def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:
 
 def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[int, int]:
     """cos and sin of every position's angles, computed on first use as transformers does
-    (float32 inverse frequencies from rope theta)."""
+    (float32 inverse frequencies from rope theta, scaled as the config's rope kind says;
+    a GGUF's ``rope_freqs.weight`` divides them as llama.cpp does)."""
     rot = cfg.rotary_dim or cfg.head_dim
-    shape = [cfg.max_positions, rot // 2]
+    params = dict(cfg.rope_scaling)
+    rows = cfg.max_positions
+    if cfg.rope_kind == "longrope":  # the short factors hold within the original context
+        rows = min(rows, int(params["original_max_position_embeddings"]))
+    shape = [rows, rot // 2]
+    factors = b.weights.get(FREQ_FACTORS) if cfg.rope_kind == "factors" else None
+    if factors is not None and list(factors[0]) != [rot // 2]:
+        raise FormatError(
+            b.file, FREQ_FACTORS, f"shape {list(factors[0])}", f"[{rot // 2}] frequency factors"
+        )
 
-    def angles() -> np.ndarray:
-        exponent = np.arange(0, rot, 2, dtype=np.int64).astype(np.float32) / np.float32(rot)
-        inv = np.float32(1.0) / (np.float32(theta) ** exponent)
-        return np.arange(cfg.max_positions, dtype=np.float32)[:, None] * inv[None, :]
+    def table(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[], np.ndarray]:
+        def make() -> np.ndarray:
+            inv, scale = inv_freq(cfg.rope_kind, params, theta, rot, cfg.max_positions)
+            if factors is not None:
+                inv = (inv / factors[2]().astype(np.float32)).astype(np.float32)
+            angles = np.arange(rows, dtype=np.float32)[:, None] * inv[None, :]
+            out = fn(angles)
+            return (out * np.float32(scale) if scale != 1.0 else out).astype(np.float32)
 
-    cos = b.tensor(
-        label + ".cos_cache",
-        shape,
-        "float32",
-        "weight",
-        lambda: np.cos(angles()).astype(np.float32),
-    )
-    sin = b.tensor(
-        label + ".sin_cache",
-        shape,
-        "float32",
-        "weight",
-        lambda: np.sin(angles()).astype(np.float32),
-    )
+        return make
+
+    cos = b.tensor(label + ".cos_cache", shape, "float32", "weight", table(np.cos))
+    sin = b.tensor(label + ".sin_cache", shape, "float32", "weight", table(np.sin))
+    if cfg.rope_kind not in ("default", "none"):
+        how = f"rope scaling {cfg.rope_kind!r}" + (f" ({FREQ_FACTORS})" if factors else "")
+        for t in (cos, sin):
+            b.g.tensors[t].metadata["values"] = f"computed from rope theta with {how}"
     return cos, sin

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xocview.errors import shorten
+from xocview.formats.llm.rope import SCALED, ScalingError, scaling_params
 
 __all__ = ["LlmConfig", "NotBuilt", "from_gguf", "from_hf"]
 
@@ -39,7 +40,10 @@ class LlmConfig:
     tie_word_embeddings: bool
     max_positions: int
     rope_theta: float = 10000.0
-    rope_kind: str = "default"  # "default" (plain) or "none" (learned positions, GPT-2)
+    # "default" (plain), "none" (learned positions, GPT-2), a scaled kind of rope.SCALED
+    # (its parameters in rope_scaling), or "factors" (a GGUF's rope_freqs.weight)
+    rope_kind: str = "default"
+    rope_scaling: tuple[tuple[str, Any], ...] = ()
     rotary_dim: int = 0
     qkv_bias: bool = False
     attn_scale: float | None = None  # None: 1/sqrt(head_dim)
@@ -93,13 +97,19 @@ def _layer_thetas(cfg: Mapping[str, Any], layers: int) -> tuple[float, ...]:
         entry = params.get(kind)
         if not isinstance(entry, dict):
             raise NotBuilt(f"layer type {str(kind)!r} has no rope_parameters")
-        _rope({"rope_parameters": entry}, 2)
+        scaled = _rope({"rope_parameters": entry}, 2)[2]
+        if scaled != "default":
+            raise NotBuilt(f"rope scaling {scaled!r} per layer type is not built")
         thetas.append(_float(entry, "rope_theta", 10000.0))
     return tuple(thetas)
 
 
-def _rope(cfg: Mapping[str, Any], head_dim: int) -> tuple[float, int]:
-    """Plain rope's theta and rotated features; any scaling kind is refused by name."""
+def _rope(
+    cfg: Mapping[str, Any], head_dim: int
+) -> tuple[float, int, str, tuple[tuple[str, Any], ...]]:
+    """Rope's theta, rotated features, scaling kind and its parameters (``rope_parameters``
+    of transformers 5 or ``rope_scaling`` of older configs); a kind not in rope.SCALED
+    (dynamic NTK, ...) is refused by name."""
     params = cfg.get("rope_parameters")
     params = params if isinstance(params, dict) else {}
     if params and all(isinstance(v, dict) for v in params.values()):
@@ -107,12 +117,18 @@ def _rope(cfg: Mapping[str, Any], head_dim: int) -> tuple[float, int]:
     scaling = cfg.get("rope_scaling")
     scaling = scaling if isinstance(scaling, dict) else {}
     kind = params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
-    if kind != "default":
-        raise NotBuilt(f"rope scaling {str(kind)!r} is not built (only plain rope is)")
+    if kind != "default" and kind not in SCALED:
+        built = ", ".join(SCALED)
+        raise NotBuilt(f"rope scaling {str(kind)!r} is not built (plain rope and {built} are)")
+    try:
+        top = {k: cfg[k] for k in ("original_max_position_embeddings",) if cfg.get(k)}
+        scaled = scaling_params(kind, top | scaling | params) if kind in SCALED else ()
+    except ScalingError as e:
+        raise NotBuilt(str(e)) from e
     theta = _float(params, "rope_theta", _float(cfg, "rope_theta", 10000.0))
     partial = _float(params, "partial_rotary_factor", _float(cfg, "partial_rotary_factor", 1.0))
     rotary = int(head_dim * partial) // 2 * 2
-    return theta, rotary
+    return theta, rotary, str(kind), scaled
 
 
 def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
@@ -130,7 +146,7 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
     act = str(cfg.get("hidden_activation") or cfg.get("hidden_act") or "silu")
     if act not in _GATED_ACTS:
         raise NotBuilt(f"hidden_act {act!r} is not built")
-    theta, rotary = _rope(cfg, head_dim)
+    theta, rotary, kind, scaled = _rope(cfg, head_dim)
     bias = bool(cfg.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe")
     layers = _int(cfg, "num_hidden_layers")
     scalar = cfg.get("query_pre_attn_scalar") if model_type.startswith("gemma") else None
@@ -149,6 +165,8 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         max_positions=_int(cfg, "max_position_embeddings", default=4096),
         rope_theta=theta,
+        rope_kind=kind,
+        rope_scaling=scaled,
         rotary_dim=rotary,
         qkv_bias=bias,
         attn_scale=float(scalar) ** -0.5
@@ -157,7 +175,18 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         attn_softcap=_float(cfg, "attn_logit_softcapping", 0.0),
         final_softcap=_float(cfg, "final_logit_softcapping", 0.0),
         layer_thetas=_layer_thetas(cfg, layers),
-        notes=_notes(cfg),
+        notes=_notes(cfg) + _rope_notes(kind, dict(scaled)),
+    )
+
+
+def _rope_notes(kind: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Phi-3's long factors take over past the original context; the graph holds the short."""
+    if kind != "longrope":
+        return ()
+    old = params["original_max_position_embeddings"]
+    return (
+        f"longrope: the short factors are drawn, for prompts up to {old} tokens "
+        "(the original context); longer prompts are refused",
     )
 
 
