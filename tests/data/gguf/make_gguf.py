@@ -9,6 +9,7 @@ the dequantized weights): ``.venv/bin/python tests/data/gguf/make_gguf.py``.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,21 @@ SIZES: dict[str, Any] = {"vocab_size": 128, "hidden_size": 64, "num_hidden_layer
 SIZES |= {"num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96}
 SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
 THETA = 10000.0  # transformers' default rope theta
+LLAMA3 = {"rope_type": "llama3", "rope_theta": THETA, "factor": 8.0, "low_freq_factor": 1.0}
+LLAMA3 |= {"high_freq_factor": 4.0, "original_max_position_embeddings": 32}
 # family -> (transformers class prefix, config class, GGUF architecture, config extra)
 FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "llama": ("Llama", "LlamaConfig", "llama", {}),
     "gpt2": ("GPT2", "GPT2Config", "gpt2", {}),
+    # Llama 3.1's scaled rope (rope_freqs.weight) with an original context of 32, so the
+    # head size 16's wavelengths fall in each band; and linear scaling (rope.scaling.* keys)
+    "llama3": ("Llama", "LlamaConfig", "llama", {"rope_parameters": LLAMA3}),
+    "llama-linear": (
+        "Llama",
+        "LlamaConfig",
+        "llama",
+        {"rope_parameters": {"rope_type": "linear", "rope_theta": THETA, "factor": 4.0}},
+    ),
     "qwen2": ("Qwen2", "Qwen2Config", "qwen2", {}),
     "qwen3": ("Qwen3", "Qwen3Config", "qwen3", {"head_dim": 16}),
     "phi3": ("Phi3", "Phi3Config", "phi3", {"pad_token_id": 0}),
@@ -71,6 +83,34 @@ def permute(w: np.ndarray, n_head: int) -> np.ndarray:
         .swapaxes(1, 2)
         .reshape(w.shape)
     )
+
+
+def rope_freqs(rope: dict[str, Any], dim: int) -> np.ndarray:
+    """``LlamaModel.generate_extra_tensors``: Llama 3.1's per-frequency divisors (the
+    converter reads the original context from the top of the config, 8192 by default, as
+    Llama 3.1's own; here it is the rope's, as the tiny model uses it)."""
+    import torch
+
+    base = rope.get("rope_theta", THETA)
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    factor, low_freq_factor = rope.get("factor", 8.0), rope.get("low_freq_factor", 1.0)
+    high_freq_factor = rope.get("high_freq_factor", 4.0)
+    old_context_len = rope.get("original_max_position_embeddings", 8192)
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    rope_factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_freq_wavelen:
+            rope_factors.append(1)
+        elif wavelen > low_freq_wavelen:
+            rope_factors.append(factor)
+        else:
+            smooth = (old_context_len / wavelen - low_freq_factor) / (
+                high_freq_factor - low_freq_factor
+            )
+            rope_factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(rope_factors, dtype=torch.float32).numpy()
 
 
 def tiny_model(family: str, seed: int = 0) -> Any:
@@ -160,6 +200,10 @@ def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
     if local != theta:
         w.add_rope_freq_base_swa(local)
     w.add_rope_dimension_count(head_dim)
+    rope = getattr(cfg, "rope_parameters", None) or {}
+    if rope.get("rope_type") == "linear":  # LlamaModel.set_gguf_parameters
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(rope["factor"])
     experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None)
     if experts:
         w.add_expert_count(experts)
@@ -182,6 +226,9 @@ def _tensors(model: Any, family: str) -> dict[str, np.ndarray]:
     kinds = {v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}
     names = gguf.get_tensor_name_map(kinds[arch], cfg.num_hidden_layers)
     out: dict[str, np.ndarray] = {}
+    rope = getattr(cfg, "rope_parameters", None) or {}
+    if rope.get("rope_type") == "llama3":
+        out["rope_freqs.weight"] = rope_freqs(rope, cfg.hidden_size // cfg.num_attention_heads)
     for name, tensor in model.state_dict().items():
         data = tensor.detach().float().numpy()
         if name == "lm_head.weight" and cfg.tie_word_embeddings:
@@ -190,9 +237,9 @@ def _tensors(model: Any, family: str) -> dict[str, np.ndarray]:
             continue
         if family == "gpt2" and name.endswith(CONV1D):
             data = data.T  # the converter stores GPT-2's Conv1D weights as [out, in]
-        if family in ("llama", "mixtral") and name.endswith(("q_proj.weight", "q_proj.bias")):
+        if arch == "llama" and name.endswith(("q_proj.weight", "q_proj.bias")):
             data = permute(data, cfg.num_attention_heads)
-        if family in ("llama", "mixtral") and name.endswith(("k_proj.weight", "k_proj.bias")):
+        if arch == "llama" and name.endswith(("k_proj.weight", "k_proj.bias")):
             data = permute(data, cfg.num_key_value_heads)
         if family.startswith("gemma") and name.endswith("norm.weight"):
             data = data + 1

@@ -34,6 +34,9 @@ LIVE = [
     ("llama", Q.F16),
     ("llama", Q.Q8_0),
     ("llama", Q.Q4_0),
+    ("llama3", Q.F32),
+    ("llama3", Q.Q8_0),
+    ("llama-linear", Q.F32),
     ("qwen2", Q.F32),
     ("qwen2", Q.Q8_0),
     ("qwen3", Q.F32),
@@ -51,7 +54,13 @@ LIVE = [
     ("gpt2", Q.Q8_0),
 ]
 # family -> the model_type it builds as
-MODEL_TYPES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gemma3": "gemma3_text"}
+MODEL_TYPES = {
+    "llama3": "llama",
+    "llama-linear": "llama",
+    "qwen2moe": "qwen2_moe",
+    "qwen3moe": "qwen3_moe",
+    "gemma3": "gemma3_text",
+}
 
 
 def _weight(graph: Graph, name: str) -> np.ndarray:
@@ -135,15 +144,20 @@ def test_logits_equal_transformers_on_the_files_weights(
     hf = state[name].numpy()
     np.testing.assert_array_equal(_weight(graph, name), hf.T if family == "gpt2" else hf)
     stored = name + ".values" if qtype in (Q.Q8_0, Q.Q4_0) else name
-    assert ("rows" in graph.tensor(stored).metadata) == (family in ("llama", "mixtral"))
+    assert ("rows" in graph.tensor(stored).metadata) == (make_gguf.FAMILIES[family][2] == "llama")
 
 
 def _tiny(
-    path: Path, arch_name: str = "llama", drop: str = "", experts: str = "", **extra: Any
+    path: Path,
+    arch_name: str = "llama",
+    drop: str = "",
+    experts: str = "",
+    rope_freqs: int = 0,
+    **extra: Any,
 ) -> Path:
     """A one-block F32 file with llama.cpp's names and keys, hidden 8, 2 heads; with
     ``experts`` ("stacked" or "each") 4 experts, stacked or one tensor each as early
-    Mixtral files have them."""
+    Mixtral files have them; with ``rope_freqs`` that many rope frequency factors."""
     rng = np.random.default_rng(0)
     w = gguf.GGUFWriter(path, arch_name)
     w.add_layer_norm_rms_eps(1e-5)
@@ -156,6 +170,8 @@ def _tiny(
     shapes = {"token_embd": (32, 8), "output_norm": (8,), "blk.0.attn_norm": (8,)}
     shapes |= {f"blk.0.attn_{x}": (8, 8) for x in ("q", "k", "v", "output")}
     shapes |= {"blk.0.ffn_norm": (8,)}
+    if rope_freqs:
+        shapes["rope_freqs"] = (rope_freqs,)
     ffn = {"ffn_gate": (16, 8), "ffn_up": (16, 8), "ffn_down": (8, 16)}
     if experts:
         w.add_expert_count(4)
@@ -208,6 +224,7 @@ def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> Non
     [
         ("mamba", "", {}, "GGUF architecture 'mamba' has no architecture template"),
         ("llama", "", {"rope.scaling.type": "yarn"}, "rope scaling 'yarn' is not built"),
+        ("llama", "", {"rope.scaling.type": "linear"}, "without a positive llama.rope.scaling"),
         ("llama", "blk.0.ffn_down", {}, "no such tensor"),
         ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),
         ("llama", "", {"attention.head_count_kv": 3}, "2 attention heads do not share 3"),
@@ -224,6 +241,20 @@ def test_files_the_template_cannot_draw_open_as_their_tensor_tree_saying_why(
     assert reason in note and note.endswith("opened as its tensor tree"), note
     assert "llm" not in graph.metadata
     assert any(t.id == "blk.0.attn_q.weight" for t in graph.tensors)
+
+
+def test_rope_freqs_divide_llama_frequencies_and_a_wrong_count_is_named(tmp_path: Path) -> None:
+    graph = fmt.load(Source(_tiny(tmp_path / "f.gguf", rope_freqs=2)))
+    assert graph.metadata["llm"]["rope_kind"] == "factors"
+    cos = graph.tensor("rotary_emb.cos_cache")
+    assert "rope_freqs.weight" in cos.metadata["values"]
+    reader = gguf.GGUFReader(tmp_path / "f.gguf")
+    factors = next(t.data for t in reader.tensors if t.name == "rope_freqs.weight")
+    inv = 1.0 / (10000.0 ** (np.arange(0, 4, 2) / 4)) / factors
+    np.testing.assert_allclose(cos.data[:5], np.cos(np.arange(5)[:, None] * inv), atol=1e-6)
+    assert np.isfinite(_logits(graph, np.array([[1, 5, 7]]))).all()
+    note = fmt.load(Source(_tiny(tmp_path / "w.gguf", rope_freqs=3))).metadata["gguf"]["graph"]
+    assert "rope_freqs.weight: shape [3]" in note and "[2] frequency factors" in note, note
 
 
 def test_a_tensor_without_a_place_in_the_template_is_named(tmp_path: Path) -> None:

@@ -292,6 +292,7 @@ def from_gguf(
     return LlmConfig(
         **_gguf_moe(m, model_type, layers, experts, shapes),
         **_gguf_attention(m, model_type, hidden, heads, head_dim, layers),
+        **_gguf_rope(m, model_type, shapes),
         model_type=model_type,
         hidden=hidden,
         layers=layers,
@@ -318,8 +319,11 @@ def _gguf_keys(metadata: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     if model_type is None:
         raise NotBuilt(f"GGUF architecture {shorten(arch, 60)!r} has no architecture template")
     kind = metadata.get(f"{arch}.rope.scaling.type")
-    if kind not in (None, "none"):
-        raise NotBuilt(f"rope scaling {shorten(str(kind), 60)!r} is not built (only plain rope is)")
+    if kind not in (None, "none", "linear"):
+        raise NotBuilt(
+            f"rope scaling {shorten(str(kind), 60)!r} is not built "
+            "(plain rope, linear and llama3's rope_freqs are)"
+        )
     m = {k[len(arch) + 1 :]: v for k, v in metadata.items() if k.startswith(arch + ".")}
     m[".arch"] = arch
     return model_type, m
@@ -337,7 +341,6 @@ def _gguf_attention(
     big = (model_type, layers) in (("gemma2", 46), ("gemma3_text", 62))
     out: dict[str, Any] = {
         "rope_theta": theta,
-        "rope_kind": "none" if model_type == "gpt2" else "default",
         "rotary_dim": 0 if model_type == "gpt2" else _key(m, "rope.dimension_count", head_dim),
         "attn_scale": (hidden / heads) ** -0.5 if big else None,
         "attn_softcap": _float(m, "attn_logit_softcapping", 0.0),
@@ -352,6 +355,26 @@ def _gguf_attention(
             "equal for prompts up to the window",
         )
     return out
+
+
+def _gguf_rope(
+    m: Mapping[str, Any], model_type: str, shapes: Mapping[str, tuple[int, ...]]
+) -> dict[str, Any]:
+    """Rope as llama.cpp scales it: ``rope.scaling.type`` linear divides the frequencies by
+    ``rope.scaling.factor``; Llama 3.1's ``rope_freqs.weight`` divides each by its factor."""
+    if model_type == "gpt2":
+        return {"rope_kind": "none"}
+    if m.get("rope.scaling.type") == "linear":
+        factor = m.get("rope.scaling.factor")
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not factor > 0:
+            raise NotBuilt(
+                f"rope scaling 'linear' without a positive {m['.arch']}.rope.scaling.factor"
+            )
+        if factor != 1:
+            return {"rope_kind": "linear", "rope_scaling": (("factor", float(factor)),)}
+    if "rope_freqs.weight" in shapes:
+        return {"rope_kind": "factors"}
+    return {"rope_kind": "default"}
 
 
 def _gguf_vocab(metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]]) -> int:
