@@ -25,6 +25,8 @@ SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
 THETA = 10000.0  # transformers' default rope theta
 LLAMA3 = {"rope_type": "llama3", "rope_theta": THETA, "factor": 8.0, "low_freq_factor": 1.0}
 LLAMA3 |= {"high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+LONGROPE = {"short_factor": [1.0, 1.1, 1.3, 1.7, 2.0, 3.0, 5.0, 8.0]}
+LONGROPE |= {"long_factor": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]}
 # family -> (transformers class prefix, config class, GGUF architecture, config extra)
 FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "llama": ("Llama", "LlamaConfig", "llama", {}),
@@ -32,6 +34,14 @@ FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     # Llama 3.1's scaled rope (rope_freqs.weight) with an original context of 32, so the
     # head size 16's wavelengths fall in each band; and linear scaling (rope.scaling.* keys)
     "llama3": ("Llama", "LlamaConfig", "llama", {"rope_parameters": LLAMA3}),
+    # Phi-3's LongRoPE: factor 2 (64 positions of 32 original), short and long factors
+    "phi3-longrope": (
+        "Phi3",
+        "Phi3Config",
+        "phi3",
+        {"pad_token_id": 0, "original_max_position_embeddings": 32}
+        | {"rope_parameters": {"rope_type": "longrope", "rope_theta": THETA} | LONGROPE},
+    ),
     "llama-linear": (
         "Llama",
         "LlamaConfig",
@@ -204,6 +214,13 @@ def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
     if rope.get("rope_type") == "linear":  # LlamaModel.set_gguf_parameters
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(rope["factor"])
+    if rope.get("rope_type") == "longrope":  # Phi3MiniModel.set_gguf_parameters
+        orig = cfg.original_max_position_embeddings
+        scale = cfg.max_position_embeddings / orig
+        w.add_rope_scaling_orig_ctx_len(orig)
+        w.add_rope_scaling_attn_factors(
+            math.sqrt(1 + math.log(scale) / math.log(orig)) if scale > 1.0 else 1.0
+        )
     experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None)
     if experts:
         w.add_expert_count(experts)
@@ -229,6 +246,9 @@ def _tensors(model: Any, family: str) -> dict[str, np.ndarray]:
     rope = getattr(cfg, "rope_parameters", None) or {}
     if rope.get("rope_type") == "llama3":
         out["rope_freqs.weight"] = rope_freqs(rope, cfg.hidden_size // cfg.num_attention_heads)
+    if rope.get("rope_type") == "longrope":  # Phi3MiniModel.generate_extra_tensors
+        out["rope_factors_long.weight"] = np.array(rope["long_factor"], np.float32)
+        out["rope_factors_short.weight"] = np.array(rope["short_factor"], np.float32)
     for name, tensor in model.state_dict().items():
         data = tensor.detach().float().numpy()
         if name == "lm_head.weight" and cfg.tie_word_embeddings:

@@ -37,6 +37,8 @@ LIVE = [
     ("llama3", Q.F32),
     ("llama3", Q.Q8_0),
     ("llama-linear", Q.F32),
+    ("phi3-longrope", Q.F32),
+    ("phi3-longrope", Q.Q8_0),
     ("qwen2", Q.F32),
     ("qwen2", Q.Q8_0),
     ("qwen3", Q.F32),
@@ -57,6 +59,7 @@ LIVE = [
 MODEL_TYPES = {
     "llama3": "llama",
     "llama-linear": "llama",
+    "phi3-longrope": "phi3",
     "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe",
     "gemma3": "gemma3_text",
@@ -135,12 +138,15 @@ def test_logits_equal_transformers_on_the_files_weights(
     got = _logits(graph, make_gguf.PROMPT)
     print(f"{family} {qtype.name}: largest |difference| {np.abs(got - want).max():.2e}")
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    if family == "phi3-longrope":  # short factors and attention factor: not plain rope
+        assert graph.metadata["llm"]["rope_kind"] == "longrope"
+        assert "longrope: the short factors" in graph.metadata["notes"][0]
     # the q rows read back are transformers' own (llama.cpp's permutation undone)
     state = model.state_dict()
     name = {
         "phi3": "model.layers.0.self_attn.qkv_proj.weight",
         "gpt2": "transformer.h.0.attn.c_attn.weight",
-    }.get(family, "model.layers.0.self_attn.q_proj.weight")
+    }.get(family.split("-")[0], "model.layers.0.self_attn.q_proj.weight")
     hf = state[name].numpy()
     np.testing.assert_array_equal(_weight(graph, name), hf.T if family == "gpt2" else hf)
     stored = name + ".values" if qtype in (Q.Q8_0, Q.Q4_0) else name

@@ -23,10 +23,11 @@ from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node
 
-__all__ = ["FREQ_FACTORS", "OPSET", "build_graph"]
+__all__ = ["FREQ_FACTORS", "OPSET", "SHORT_FACTORS", "build_graph"]
 
 OPSET = 23
 FREQ_FACTORS = "rope_freqs.weight"  # llama.cpp's per-frequency divisors (Llama 3.1 GGUF)
+SHORT_FACTORS = "rope_factors_short.weight"  # Phi-3's longrope short factors in a GGUF
 
 
 def build_graph(
@@ -127,10 +128,11 @@ def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[
     if cfg.rope_kind == "longrope":  # the short factors hold within the original context
         rows = min(rows, int(params["original_max_position_embeddings"]))
     shape = [rows, rot // 2]
-    factors = b.weights.get(FREQ_FACTORS) if cfg.rope_kind == "factors" else None
+    stored = {"factors": FREQ_FACTORS, "longrope": SHORT_FACTORS}.get(cfg.rope_kind, "")
+    factors = b.weights.get(stored)
     if factors is not None and list(factors[0]) != [rot // 2]:
         raise FormatError(
-            b.file, FREQ_FACTORS, f"shape {list(factors[0])}", f"[{rot // 2}] frequency factors"
+            b.file, stored, f"shape {list(factors[0])}", f"[{rot // 2}] frequency factors"
         )
 
     def table(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[], np.ndarray]:
@@ -147,7 +149,7 @@ def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[
     cos = b.tensor(label + ".cos_cache", shape, "float32", "weight", table(np.cos))
     sin = b.tensor(label + ".sin_cache", shape, "float32", "weight", table(np.sin))
     if cfg.rope_kind not in ("default", "none"):
-        how = f"rope scaling {cfg.rope_kind!r}" + (f" ({FREQ_FACTORS})" if factors else "")
+        how = f"rope scaling {cfg.rope_kind!r}" + (f" ({stored})" if factors else "")
         for t in (cos, sin):
             b.g.tensors[t].metadata["values"] = f"computed from rope theta with {how}"
     return cos, sin

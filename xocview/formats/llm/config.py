@@ -289,10 +289,14 @@ def from_gguf(
     kv_heads = _key(m, "attention.head_count_kv", heads)
     if heads % kv_heads:
         raise NotBuilt(f"{heads} attention heads do not share {kv_heads} key/value heads evenly")
+    attention = _gguf_attention(m, model_type, hidden, heads, head_dim, layers)
+    rope = _gguf_rope(m, model_type, shapes)
+    notes = attention.pop("notes", ()) + rope.pop("notes", ())
     return LlmConfig(
         **_gguf_moe(m, model_type, layers, experts, shapes),
-        **_gguf_attention(m, model_type, hidden, heads, head_dim, layers),
-        **_gguf_rope(m, model_type, shapes),
+        **attention,
+        **rope,
+        notes=notes,
         model_type=model_type,
         hidden=hidden,
         layers=layers,
@@ -374,7 +378,24 @@ def _gguf_rope(
             return {"rope_kind": "linear", "rope_scaling": (("factor", float(factor)),)}
     if "rope_freqs.weight" in shapes:
         return {"rope_kind": "factors"}
+    if model_type == "phi3" and "rope_factors_short.weight" in shapes:
+        return _gguf_longrope(m)
     return {"rope_kind": "default"}
+
+
+def _gguf_longrope(m: Mapping[str, Any]) -> dict[str, Any]:
+    """Phi-3's LongRoPE as its converter writes it: the short factors a tensor, the
+    original context and the attention factor keys."""
+    old = _key(m, "rope.scaling.original_context_length")
+    params: dict[str, Any] = {"original_max_position_embeddings": old}
+    attn = m.get("rope.scaling.attn_factor")
+    if isinstance(attn, (int, float)) and not isinstance(attn, bool) and attn > 0:
+        params["attention_factor"] = float(attn)
+    return {
+        "rope_kind": "longrope",
+        "rope_scaling": tuple(sorted(params.items())),
+        "notes": _rope_notes("longrope", params),
+    }
 
 
 def _gguf_vocab(metadata: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]]) -> int:

@@ -108,13 +108,18 @@ def hf_names(
     cfg: LlmConfig, tpl: Template, shapes: Iterable[tuple[str, tuple[int, ...]]]
 ) -> dict[str, Mapped]:
     """Each template weight's place in the file, by its Hugging Face name. NotBuilt names a
-    GGUF tensor the template has no place for (Phi-3's rope factors, an unknown part), so
-    such a file opens as its tensor tree; Llama's ``rope_freqs.weight`` keeps its name."""
+    GGUF tensor the template has no place for (an unknown part), so such a file opens as
+    its tensor tree; Llama's ``rope_freqs.weight`` and Phi-3's rope factors keep their names."""
     top = {"token_embd": tpl.embed, "output_norm": tpl.final_norm, "output": tpl.lm_head}
     if tpl.positions:
         top["position_embd"] = tpl.positions
     if cfg.model_type in PERMUTED:  # Llama 3.1's rope frequency factors, read by the caches
         top["rope_freqs"] = "rope_freqs"
+    if cfg.model_type == "phi3":  # longrope: the short factors are read, the long ones kept
+        top |= {
+            "rope_factors_short": "rope_factors_short",
+            "rope_factors_long": "rope_factors_long",
+        }
     parts = _layer_parts(tpl)
     out: dict[str, Mapped] = {}
     for name, shape in shapes:

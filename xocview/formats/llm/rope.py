@@ -140,13 +140,14 @@ def _longrope(
     exponent: np.ndarray, p: Mapping[str, Any], theta: float, rot: int, max_positions: int
 ) -> tuple[np.ndarray, float]:
     """Phi-3's LongRoPE for prompts within the original context: the short factors divide
-    the frequencies; cos and sin are scaled by the attention factor."""
+    the frequencies (a GGUF's ``rope_factors_short.weight`` does, later); cos and sin are
+    scaled by the attention factor."""
     old = p["original_max_position_embeddings"]
     factor = p.get("factor") or max_positions / old
     attention = p.get("attention_factor")
     if attention is None:
         attention = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(old))
-    short = np.asarray(p["short_factor"], dtype=np.float32)
+    short = np.asarray(p.get("short_factor", [1.0] * (rot // 2)), dtype=np.float32)
     if short.shape != (rot // 2,):
         raise ScalingError(
             f"rope scaling 'longrope': short_factor has {short.size} values, not {rot // 2}"
