@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from xocview.errors import FormatError
 from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.dtypes import DTYPES, numpy_type
 
-__all__ = ["FLOATS", "INTS", "MISSING", "NotMapped", "OnnxEmit", "lookup"]
+__all__ = ["FLOATS", "INTS", "MISSING", "NotMapped", "OnnxEmit", "PositionalEmit", "lookup"]
 
 FLOATS = frozenset({"float16", "bfloat16", "float32", "double"})
 INTS = frozenset({"uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"})
@@ -172,3 +173,57 @@ class OnnxEmit:
 
     def _id(self, wanted: str) -> str:
         return unique(wanted, self._ids)
+
+
+class PositionalEmit(OnnxEmit):
+    """An op whose operands are tensors by position (TFLite, TensorFlow): ``x(k)`` its input,
+    ``value(k)`` a constant input's values, ``op`` a node into ``out`` or new tensors. A
+    missing optional input is None in ``ins``."""
+
+    def __init__(
+        self, tensors: list[Tensor], node_id: str, ins: Sequence[int | None], outs: list[int]
+    ) -> None:
+        super().__init__(tensors, node_id)
+        self.ins: Sequence[int | None] = ins
+        self.outs = outs
+
+    def has(self, k: int) -> bool:
+        return 0 <= k < len(self.ins) and self.ins[k] is not None
+
+    def x(self, k: int = 0) -> int:
+        """The graph position of input ``k``."""
+        t = self.ins[k] if self.has(k) else None
+        if t is None:
+            raise NotMapped(f"input {k} is missing")
+        return t
+
+    def root(self, t: int) -> int:
+        """The tensor whose values ``t`` has (a format that copies constants says which)."""
+        return t
+
+    def value(self, k: int) -> np.ndarray:
+        """Input ``k``'s values when it is a constant in the file."""
+        tensor = self.tensors[self.root(self.x(k))]
+        if tensor.kind != "weight" or not tensor.has_data:
+            raise NotMapped(f"input {k} ({tensor.id}) is not a constant")
+        try:
+            data = tensor.data
+        except FormatError as e:
+            raise NotMapped(f"input {k} ({tensor.id}) does not read: {e}") from None
+        if data is None:
+            raise NotMapped(f"input {k} ({tensor.id}) has no values")
+        return np.asarray(data)
+
+    def ints(self, k: int) -> list[int]:
+        return [int(v) for v in self.value(k).reshape(-1).tolist()]
+
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[int | None],
+        attrs: dict[str, Any] | None = None,
+        out: Sequence[int] | None = None,
+        dtype: str | None = None,
+    ) -> list[int]:
+        """Write one ONNX node into ``out``, or into one new tensor."""
+        return self.write(op_type, inputs, attrs, 1 if out is None else out, dtype)

@@ -14,10 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from xocview.errors import FormatError
-from xocview.formats.onnx_emit import MISSING, NotMapped, OnnxEmit, lookup
+from xocview.formats.onnx_emit import MISSING, NotMapped, PositionalEmit, lookup
 from xocview.formats.unique_ids import unique
 from xocview.model import Tensor
 
@@ -29,7 +26,7 @@ _COPIES = frozenset({"Identity", "ReadVariableOp", "StopGradient", "Snapshot"})
 _ARGUMENT_ERRORS = (IndexError, ValueError, TypeError, KeyError, ZeroDivisionError)
 
 
-class TfEmit(OnnxEmit):
+class TfEmit(PositionalEmit):
     """One TF op's mapping in progress; its new tensors' ids are unique in the whole graph."""
 
     def __init__(
@@ -42,8 +39,8 @@ class TfEmit(OnnxEmit):
         through: dict[int, int] | None = None,
         tensor_ids: set[str] | None = None,
     ) -> None:
-        super().__init__(tensors, node_id)
-        self.ins, self.outs, self.attrs = ins, outs, attrs
+        super().__init__(tensors, node_id, ins, outs)
+        self.attrs = attrs
         self.through = through or {}
         self.tensor_ids = tensor_ids if tensor_ids is not None else {t.id for t in tensors}
 
@@ -52,29 +49,6 @@ class TfEmit(OnnxEmit):
     def attr(self, name: str, default: Any = MISSING) -> Any:
         return lookup(self.attrs, name, default, "attribute")
 
-    def has(self, k: int) -> bool:
-        return 0 <= k < len(self.ins)
-
-    def x(self, k: int = 0) -> int:
-        """The graph position of input ``k``."""
-        if not self.has(k):
-            raise NotMapped(f"input {k} is missing")
-        return self.ins[k]
-
-    def value(self, k: int) -> np.ndarray:
-        """Input ``k``'s values when it is a constant in the file (a Const or a variable),
-        also when read through Identity or ReadVariableOp."""
-        tensor = self.tensors[self.root(self.x(k))]
-        if tensor.kind != "weight" or not tensor.has_data:
-            raise NotMapped(f"input {k} ({tensor.id}) is not a constant")
-        try:
-            data = tensor.data
-        except FormatError as e:
-            raise NotMapped(f"input {k} ({tensor.id}) does not read: {e}") from None
-        if data is None:
-            raise NotMapped(f"input {k} ({tensor.id}) has no values")
-        return np.asarray(data)
-
     def root(self, t: int) -> int:
         """The tensor ``t`` copies through Identity-like ops (itself when none)."""
         for _ in range(len(self.through) + 1):
@@ -82,9 +56,6 @@ class TfEmit(OnnxEmit):
                 break
             t = self.through[t]
         return t
-
-    def ints(self, k: int) -> list[int]:
-        return [int(v) for v in self.value(k).reshape(-1).tolist()]
 
     def int1(self, k: int) -> int:
         got = self.ints(k)
@@ -101,17 +72,6 @@ class TfEmit(OnnxEmit):
         return list(tensor.shape)
 
     # -- writing -------------------------------------------------------------------------------
-
-    def op(
-        self,
-        op_type: str,
-        inputs: Sequence[int | None],
-        attrs: dict[str, Any] | None = None,
-        out: Sequence[int] | None = None,
-        dtype: str | None = None,
-    ) -> list[int]:
-        """Write one ONNX node into ``out``, or into one new tensor."""
-        return self.write(op_type, inputs, attrs, 1 if out is None else out, dtype)
 
     def last(
         self, op_type: str, inputs: Sequence[int | None], attrs: dict[str, Any] | None = None

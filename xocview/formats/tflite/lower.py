@@ -13,15 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from xocview.formats.onnx_emit import FLOATS, MISSING, NotMapped, OnnxEmit, lookup
+from xocview.formats.onnx_emit import FLOATS, MISSING, NotMapped, PositionalEmit, lookup
 from xocview.model import Tensor
 
 __all__ = ["FLOATS", "Lower", "NotMapped"]
 
 
-class Lower(OnnxEmit):
+class Lower(PositionalEmit):
     """One operator's mapping in progress."""
 
     known_transposes = True  # weights drawn with their sizes
@@ -34,45 +32,11 @@ class Lower(OnnxEmit):
         outs: list[int],
         options: dict[str, Any],
     ) -> None:
-        super().__init__(tensors, node_id)
-        self.ins, self.outs, self.options = ins, outs, options
+        super().__init__(tensors, node_id, ins, outs)
+        self.options = options
 
     def opt(self, name: str, default: Any = MISSING) -> Any:
         return lookup(self.options, name, default, "option")
-
-    def has(self, k: int) -> bool:
-        return k < len(self.ins) and self.ins[k] is not None
-
-    def x(self, k: int = 0) -> int:
-        """The graph position of input ``k``."""
-        t = self.ins[k] if self.has(k) else None
-        if t is None:
-            raise NotMapped(f"input {k} is missing")
-        return t
-
-    def value(self, k: int) -> np.ndarray:
-        """Input ``k``'s values when it is a constant in the file."""
-        tensor = self.tensors[self.x(k)]
-        if not tensor.has_data or tensor.kind != "weight":
-            raise NotMapped(f"input {k} ({tensor.id}) is not a constant")
-        data = tensor.data
-        if data is None:
-            raise NotMapped(f"input {k} ({tensor.id}) has no values")
-        return np.asarray(data)
-
-    def ints(self, k: int) -> list[int]:
-        return [int(v) for v in self.value(k).reshape(-1).tolist()]
-
-    def op(
-        self,
-        op_type: str,
-        inputs: Sequence[int | None],
-        attrs: dict[str, Any] | None = None,
-        out: Sequence[int] | None = None,
-        dtype: str | None = None,
-    ) -> list[int]:
-        """Write one ONNX node into ``out``, or into one new tensor."""
-        return self.write(op_type, inputs, attrs, 1 if out is None else out, dtype)
 
     def last(
         self, op_type: str, inputs: Sequence[int | None], attrs: dict[str, Any] | None = None
