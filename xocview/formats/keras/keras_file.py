@@ -23,7 +23,7 @@ from xocview.formats.keras.keras_graph import MODELS, Builder, Scope
 from xocview.formats.keras.weights import H5_ERRORS, Weights
 from xocview.formats.source import Source
 from xocview.model import Graph
-from xocview.model.edits.reinfer import reinfer
+from xocview.model.edits.reinfer import infer_undeclared
 
 __all__ = ["EXTENSIONS", "NAME", "load", "sniff"]
 
@@ -134,28 +134,5 @@ def _build(
             b.tensors[t].kind = "output"
         graph.outputs.append(t)
     graph.invalidate()
-    _type_intermediates(graph)
+    infer_undeclared(graph)
     return graph, b.by_rank
-
-
-def _type_intermediates(graph: Graph) -> None:
-    """Shapes of the tensors Keras does not record (between the ONNX ops of one layer, the
-    last layer's output, all of them in tf.keras 2 files) by ONNX inference; the shapes Keras
-    records are kept as they are."""
-    tensors = graph.tensors
-    unknown = [
-        i
-        for i, n in enumerate(graph.nodes)
-        if any(tensors[t].metadata.get("rank_unknown") for t in n.outputs)
-    ]
-    if not unknown:
-        return
-    declared = {
-        k: (t.shape, t.dtype, t.metadata)
-        for k, t in enumerate(tensors)
-        if not t.metadata.get("rank_unknown")
-    }
-    reinfer(graph, nodes=unknown)
-    for k, (shape, dtype, metadata) in declared.items():
-        t = tensors[k]
-        t.shape, t.dtype, t.metadata = shape, dtype, metadata

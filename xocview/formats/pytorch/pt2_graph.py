@@ -21,7 +21,7 @@ from xocview.formats.pytorch.pt2_schema import Json, Ref, argument, symbol_text,
 from xocview.formats.pytorch.pt2_weights import Payload, Reader
 from xocview.formats.unique_ids import unique
 from xocview.model import Graph, Node, Tensor
-from xocview.model.edits.reinfer import reinfer
+from xocview.model.edits.reinfer import infer_undeclared
 
 __all__ = ["ONNX_OPSET", "build_graph"]
 
@@ -224,31 +224,8 @@ def build_graph(
         graph.outputs.append(t)
     graph.nodes.extend(modules.finish())
     graph.invalidate()
-    _type_intermediates(graph)
+    infer_undeclared(graph)
     return graph
-
-
-def _type_intermediates(graph: Graph) -> None:
-    """Shapes and dtypes of the tensors between the ONNX ops of one ATen op, which torch does
-    not record, by ONNX inference; the tensors torch describes keep its shapes and symbols
-    (inference knows less of a view to a size built at run time)."""
-    tensors = graph.tensors
-    unknown = [
-        i
-        for i, n in enumerate(graph.nodes)
-        if any(tensors[t].metadata.get("rank_unknown") for t in n.outputs)
-    ]
-    if not unknown:
-        return
-    declared = {
-        k: (t.shape, t.dtype, t.metadata)
-        for k, t in enumerate(tensors)
-        if not t.metadata.get("rank_unknown")
-    }
-    reinfer(graph, nodes=unknown)
-    for k, (shape, dtype, metadata) in declared.items():
-        t = tensors[k]
-        t.shape, t.dtype, t.metadata = shape, dtype, metadata
 
 
 def _signature(

@@ -11,7 +11,7 @@ from xocview.formats.tensorflow.lower import TfEmit
 from xocview.formats.tensorflow.ops import TF_ONNX
 from xocview.formats.unique_ids import unique
 from xocview.model import Graph, Node, Tensor
-from xocview.model.edits.reinfer import reinfer
+from xocview.model.edits.reinfer import infer_undeclared
 
 __all__ = ["lower_graph"]
 
@@ -57,29 +57,8 @@ def lower_graph(graph: Graph) -> Graph:
             meta["not_mapped"] = f"{node.op_type}: its operands do not fit the mapping"
             nodes.append(node)
     graph.nodes = nodes
-    _infer(graph)
+    infer_undeclared(graph)
     return graph
-
-
-def _infer(graph: Graph) -> None:
-    """Shapes the file did not give, inferred through the ONNX ops (as the PyTorch reader
-    does); the shapes the file declares stay as they are."""
-    unknown = [
-        i
-        for i, n in enumerate(graph.nodes)
-        if any(graph.tensors[t].metadata.get("rank_unknown") for t in n.outputs)
-    ]
-    if not unknown:
-        return
-    declared = {
-        k: (t.shape, t.dtype, t.metadata)
-        for k, t in enumerate(graph.tensors)
-        if not t.metadata.get("rank_unknown")
-    }
-    reinfer(graph, nodes=unknown)
-    for k, (shape, dtype, metadata) in declared.items():
-        t = graph.tensors[k]
-        t.shape, t.dtype, t.metadata = shape, dtype, metadata
 
 
 def _unknown_ranks(graph: Graph) -> None:

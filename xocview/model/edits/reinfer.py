@@ -30,7 +30,7 @@ from xocview.model.graph import Graph, Node, Tensor
 if TYPE_CHECKING:
     from xocview.model.index import GraphIndex
 
-__all__ = ["SHAPE_NOTES", "edit_with_types", "reinfer"]
+__all__ = ["SHAPE_NOTES", "edit_with_types", "infer_undeclared", "reinfer"]
 
 # Metadata that describes a tensor's shape beyond its sizes.
 SHAPE_NOTES = ("shape_symbols", "rank_unknown")
@@ -78,6 +78,30 @@ def _keeps_links(step: Step) -> bool:
     return step.ref[0] == "tensor" or all(
         step.old.get(k) == step.new.get(k) for k in ("parent_id", "children_ids")
     )
+
+
+def infer_undeclared(graph: Graph) -> None:
+    """Shapes and dtypes of the tensors a reader could not declare (those marked
+    ``rank_unknown``: between the ONNX ops one source op was written as), by ONNX inference
+    from the nodes that make them; every declared tensor keeps its shape, dtype and metadata,
+    since the file knows them better (a symbolic size, a view built at run time)."""
+    tensors = graph.tensors
+    unknown = [
+        i
+        for i, n in enumerate(graph.nodes)
+        if any(tensors[t].metadata.get("rank_unknown") for t in n.outputs)
+    ]
+    if not unknown:
+        return
+    declared = {
+        k: (t.shape, t.dtype, t.metadata)
+        for k, t in enumerate(tensors)
+        if not t.metadata.get("rank_unknown")
+    }
+    reinfer(graph, nodes=unknown)
+    for k, (shape, dtype, metadata) in declared.items():
+        t = tensors[k]
+        t.shape, t.dtype, t.metadata = shape, dtype, metadata
 
 
 def reinfer(
