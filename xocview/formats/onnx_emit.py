@@ -19,7 +19,16 @@ from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.dtypes import DTYPES, numpy_type
 
-__all__ = ["FLOATS", "INTS", "MISSING", "NotMapped", "OnnxEmit", "PositionalEmit", "lookup"]
+__all__ = [
+    "FLOATS",
+    "INTS",
+    "MISSING",
+    "NotMapped",
+    "OnnxEmit",
+    "PositionalEmit",
+    "lookup",
+    "placed",
+]
 
 FLOATS = frozenset({"float16", "bfloat16", "float32", "double"})
 INTS = frozenset({"uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"})
@@ -47,6 +56,31 @@ def lookup(values: dict[str, Any], key: str, default: Any, what: str) -> Any:
             raise NotMapped(f"{what} {key!r} is missing")
         return default
     return value
+
+
+def placed(
+    emitted: list[Node],
+    node_id: str,
+    op_type: str,
+    metadata: dict[str, Any],
+    derived: str,
+    taken: set[str],
+) -> list[Node]:
+    """The nodes one source op becomes: its one ONNX node under the op's id, or a group under
+    that id holding the ONNX nodes, marked ``derived`` (``aten``, ``tflite``...) so the drawing
+    and the first view treat it as the one op it is. ``taken``: the graph's node ids."""
+    if len(emitted) == 1:
+        leaf = emitted[0]
+        leaf.id = node_id
+        leaf.metadata = {**metadata, **leaf.metadata}
+        return [leaf]
+    children = []
+    for child in emitted:
+        child.id = unique(child.id, taken)
+        child.metadata["parent_id"] = node_id
+        children.append(child.id)
+    group = {**metadata, "children_ids": children, "derived": derived}
+    return [Node(node_id, op_type, [], [], {}, group), *emitted]
 
 
 class OnnxEmit:

@@ -17,6 +17,7 @@ from xocview.errors import FormatError
 from xocview.formats.keras.call import Call, NotMapped
 from xocview.formats.keras.layers import KERAS_ONNX
 from xocview.formats.keras.weights import LayerKey, Weights, snake_case
+from xocview.formats.onnx_emit import placed
 from xocview.formats.unique_ids import unique
 from xocview.model import Node, Tensor
 from xocview.model.dtypes import DTYPES
@@ -260,21 +261,8 @@ class Builder:
         out = self.tensors[y]
         out.id = nid
         self.by_rank = self.by_rank or c.by_rank
-        if len(c.nodes) == 1:
-            leaf = c.nodes[0]
-            leaf.id, leaf.metadata = nid, {**meta, **leaf.metadata}
-            self.nodes.append(leaf)
-            return
-        ids = []
-        for child in c.nodes:
-            child.id = self._unique(child.id)
-            child.metadata["parent_id"] = nid
-            ids.append(child.id)
-        # "derived": "keras": one Keras layer drawn as a group of the ONNX ops it runs as
-        self.nodes.append(
-            Node(nid, cls, [], [], {}, {**meta, "children_ids": ids, "derived": "keras"})
-        )
-        self.nodes.extend(c.nodes)
+        # one Keras layer: one ONNX node, or a group of them marked derived "keras"
+        self.nodes.extend(placed(c.nodes, nid, cls, meta, "keras", self.node_ids))
 
     def _unique(self, wanted: str) -> str:
         return unique(wanted, self.node_ids)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from xocview.formats.onnx_emit import placed
 from xocview.formats.pytorch.aten_onnx import NO_OP, lowering
 from xocview.formats.pytorch.lowering.emit import Emit, NotMapped, Values
 from xocview.formats.pytorch.pt2_modules import ModuleTree, module_stack
@@ -157,22 +158,8 @@ class _Builder:
             del self.tensors[mark:]
             self.pos = known
             raise
-        if len(e.nodes) == 1:
-            leaf = e.nodes[0]
-            leaf.id = fx
-            leaf.metadata = {**metadata, **leaf.metadata}
-            self._add(leaf)
-            return
-        ids = []
-        for child in e.nodes:
-            child.id = self._unique(child.id)
-            child.metadata["parent_id"] = fx
-            ids.append(child.id)
-        # "derived": "aten": one ATen op drawn as a group of the ONNX ops it runs as
-        group_meta = {**metadata, "children_ids": ids, "derived": "aten"}
-        self._add(Node(fx, name, [], [], {}, group_meta))
-        for child in e.nodes:
-            self.nodes.append(child)
+        # one ATen op: one ONNX node, or a group of them marked derived "aten"
+        self.nodes.extend(placed(e.nodes, fx, name, metadata, "aten", self.node_ids))
 
     def _aten(
         self,

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xocview.formats.onnx_emit import NotMapped
+from xocview.formats.onnx_emit import NotMapped, placed
 from xocview.formats.tensorflow.lower import TfEmit
 from xocview.formats.tensorflow.ops import TF_ONNX
-from xocview.formats.unique_ids import unique
 from xocview.model import Graph, Node, Tensor
 from xocview.model.edits.reinfer import infer_undeclared
 
@@ -89,16 +88,5 @@ def _lowered(
         del tensors[mark:]
         raise
     meta = {k: v for k, v in node.metadata.items() if k not in ("domain", "not_mapped")}
-    if len(e.nodes) == 1:
-        leaf = e.nodes[0]
-        leaf.id = node.id
-        leaf.metadata = {**meta, **leaf.metadata}
-        return [leaf]
-    children = []
-    for child in e.nodes:
-        child.id = unique(child.id, ids)
-        child.metadata["parent_id"] = node.id
-        children.append(child.id)
-    # "derived": "tensorflow": one TF op drawn as a group of the ONNX ops it runs as
-    group = {**meta, "children_ids": children, "derived": _DOMAIN}
-    return [Node(node.id, node.op_type, [], [], {}, group), *e.nodes]
+    # one TF op: one ONNX node, or a group of them marked derived "tensorflow"
+    return placed(e.nodes, node.id, node.op_type, meta, _DOMAIN, ids)

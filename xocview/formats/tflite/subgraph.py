@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from xocview.formats.onnx_emit import placed
 from xocview.formats.tflite.flat import Flat
 from xocview.formats.tflite.lower import Lower, NotMapped
 from xocview.formats.tflite.ops import mapping, quant_params
@@ -169,21 +170,8 @@ def _lowered(
     except BaseException:
         del tensors[mark:]
         raise
-    if len(e.nodes) == 1:
-        leaf = e.nodes[0]
-        leaf.id = node_id
-        leaf.metadata = {**metadata, **leaf.metadata}
-        nodes.append(leaf)
-        return
-    children = []
-    for child in e.nodes:
-        child.id = _unique(child.id, ids)
-        child.metadata["parent_id"] = node_id
-        children.append(child.id)
-    # "derived": "tflite": one TFLite operator drawn as a group of the ONNX ops it runs as
-    group = {**metadata, "children_ids": children, "derived": "tflite"}
-    nodes.append(Node(node_id, metadata["tflite"]["op"], [], [], {}, group))
-    nodes.extend(e.nodes)
+    # one TFLite operator: one ONNX node, or a group of them marked derived "tflite"
+    nodes.extend(placed(e.nodes, node_id, metadata["tflite"]["op"], metadata, "tflite", ids))
 
 
 def _float_around(e: Lower) -> bool:
