@@ -13,38 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.formats.tensorflow.checks import ATOL, DATA, RTOL, groups_agree, left_unmapped, load
 from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats.source import Source
 from xocview.formats.tensorflow import reader
 from xocview.formats.tensorflow.protos import message
 from xocview.model import Graph, validate
-
-DATA = Path(__file__).resolve().parents[2] / "data" / "tensorflow"
-RTOL, ATOL = 1e-4, 1e-5
-
-
-def _load(name: str) -> Graph:
-    return reader.load(Source(DATA / name))
-
-
-def _left_unmapped(graph: Graph) -> list[str]:
-    return [
-        n.op_type
-        for n in graph.nodes
-        if n.metadata.get("domain") == "tensorflow" and "children_ids" not in n.metadata
-    ]
-
-
-def _groups_agree(graph: Graph) -> None:
-    by_id = {n.id: n for n in graph.nodes}
-    assert len(by_id) == len(graph.nodes)
-    for n in graph.nodes:
-        parent = n.metadata.get("parent_id")
-        if parent is not None:
-            assert n.id in by_id[parent].metadata["children_ids"], n.id
-        for child in n.metadata.get("children_ids", []):
-            assert by_id[child].metadata["parent_id"] == n.id, child
 
 
 def _runs(graph: Graph, values: Path) -> float:
@@ -75,17 +50,17 @@ CASES = [
 def test_functional_control_flow_runs_to_tensorflows_outputs(
     name: str, path: str, holder: str
 ) -> None:
-    graph = _load(path)
-    assert _left_unmapped(graph) == []
+    graph = load(path)
+    assert left_unmapped(graph) == []
     assert not [f for f in validate(graph) if f.severity == "error"]
-    _groups_agree(graph)
+    groups_agree(graph)
     assert any(n.op_type == holder for n in graph.nodes)
     worst = _runs(graph, DATA / f"{name}_io.npz")
     print(f"{name}: largest difference {worst:.3g}")
 
 
 def test_a_loop_is_a_group_whose_body_holds_tf_body_then_cond() -> None:
-    graph = _load("while_frozen.pb")
+    graph = load("while_frozen.pb")
     by_id = {n.id: n for n in graph.nodes}
     loops = [n for n in graph.nodes if n.op_type == "Loop"]
     assert len(loops) == 2
@@ -107,7 +82,7 @@ def test_a_loop_is_a_group_whose_body_holds_tf_body_then_cond() -> None:
 
 
 def test_an_lstm_loop_body_holds_the_cell_and_its_tensor_list_writes() -> None:
-    graph = _load("keras_lstm/saved_model.pb")
+    graph = load("keras_lstm/saved_model.pb")
     by_id = {n.id: n for n in graph.nodes}
     loop = next(n for n in graph.nodes if n.op_type == "Loop")
 
@@ -123,7 +98,7 @@ def test_an_lstm_loop_body_holds_the_cell_and_its_tensor_list_writes() -> None:
 
 
 def test_if_branches_are_the_two_bodies() -> None:
-    graph = _load("cond_frozen.pb")
+    graph = load("cond_frozen.pb")
     node = next(n for n in graph.nodes if n.op_type == "If")
     by_id = {n.id: n for n in graph.nodes}
     marks = {by_id[k].metadata["subgraph"] for k in node.metadata["children_ids"]}
@@ -172,7 +147,7 @@ def test_nested_control_flow_is_refused_by_name(tmp_path: Path) -> None:
     assert [n.op_type for n in left] == ["While"]
     assert "inside a loop or branch body" in left[0].metadata["not_mapped"]
     assert any(n.op_type == "Loop" for n in graph.nodes)  # the outer one is mapped
-    _groups_agree(graph)
+    groups_agree(graph)
     with pytest.raises(RunError) as e:
         run(graph, {"x": np.array(3, np.int32)})
     assert "(While)" in str(e.value) and "inside a loop or branch body" in str(e.value)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.formats.tensorflow.checks import ATOL, DATA, RTOL, groups_agree, left_unmapped, load
 from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats import save
@@ -23,37 +24,9 @@ from xocview.formats.tensorflow.ops import TF_ONNX
 from xocview.formats.tensorflow.protos import message
 from xocview.model import Graph, validate
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "tensorflow"
-RTOL, ATOL = 1e-4, 1e-5
-
-
-def _load(name: str) -> Graph:
-    return reader.load(Source(DATA / name))
-
-
-def _left_unmapped(graph: Graph) -> list[str]:
-    """TF ops that stayed TF ops (call groups hold their bodies and run nothing)."""
-    return [
-        n.op_type
-        for n in graph.nodes
-        if n.metadata.get("domain") == "tensorflow" and "children_ids" not in n.metadata
-    ]
-
-
-def _groups_agree(graph: Graph) -> None:
-    """Each node's parent lists it among its children, and each child names its parent."""
-    by_id = {n.id: n for n in graph.nodes}
-    assert len(by_id) == len(graph.nodes)
-    for n in graph.nodes:
-        parent = n.metadata.get("parent_id")
-        if parent is not None:
-            assert n.id in by_id[parent].metadata["children_ids"], n.id
-        for child in n.metadata.get("children_ids", []):
-            assert by_id[child].metadata["parent_id"] == n.id, child
-
 
 def _check(graph: Graph, values: Path) -> None:
-    _groups_agree(graph)
+    groups_agree(graph)
     with np.load(values) as z:
         feeds = {k[3:]: z[k] for k in z.files if k.startswith("in:")}
         want = {k[4:]: z[k] for k in z.files if k.startswith("out:")}
@@ -70,16 +43,16 @@ FROZEN = ["cnn_frozen.pb", "cnn_frozen.pbtxt", "ops_frozen.pb", "mapped_ops.pb"]
 
 @pytest.mark.parametrize("name", FROZEN)
 def test_frozen_graph_runs_to_tensorflows_outputs(name: str) -> None:
-    graph = _load(name)
-    assert _left_unmapped(graph) == []
+    graph = load(name)
+    assert left_unmapped(graph) == []
     assert not [f for f in validate(graph) if f.severity == "error"]
     _check(graph, DATA / f"{name.split('.')[0]}_io.npz")
 
 
 @pytest.mark.parametrize("name", ["keras_cnn", "module_vars"])
 def test_saved_model_runs_to_tensorflows_outputs(name: str) -> None:
-    graph = _load(f"{name}/saved_model.pb")
-    assert _left_unmapped(graph) == []
+    graph = load(f"{name}/saved_model.pb")
+    assert left_unmapped(graph) == []
     by_id = {n.id: n for n in graph.nodes}
     matmul = next(n for n in graph.nodes if n.metadata.get("tf", {}).get("op") == "MatMul")
     up, calls = matmul.metadata.get("parent_id"), []  # still inside the call's body
@@ -91,7 +64,7 @@ def test_saved_model_runs_to_tensorflows_outputs(name: str) -> None:
 
 
 def test_a_mapped_op_keeps_its_tensorflow_name_attributes_and_group() -> None:
-    graph = _load("cnn_frozen.pb")
+    graph = load("cnn_frozen.pb")
     by_id = {n.id: n for n in graph.nodes}
     conv = next(n for n in graph.nodes if n.metadata.get("tf", {}).get("op") == "Conv2D")
     assert conv.op_type == "Conv2D" and conv.metadata["derived"] == "tensorflow"
@@ -151,7 +124,7 @@ def test_saved_as_onnx_runs_in_onnxruntime_to_the_same_outputs(
     tmp_path: Path, name: str, values: str
 ) -> None:
     ort = pytest.importorskip("onnxruntime")
-    graph = _load(name)
+    graph = load(name)
     out = tmp_path / "m.onnx"
     save(graph, out)
     with np.load(DATA / values) as z:
@@ -222,7 +195,7 @@ def test_nchw_ops_give_the_nhwc_results_transposed(tmp_path: Path) -> None:
     image = np.random.default_rng(6).standard_normal((1, 9, 10, 4)).astype(np.float32)
     nhwc = reader.load(Source(_layout_graph(tmp_path, "NHWC")))
     nchw = reader.load(Source(_layout_graph(tmp_path, "NCHW")))
-    assert _left_unmapped(nhwc) == _left_unmapped(nchw) == []
+    assert left_unmapped(nhwc) == left_unmapped(nchw) == []
     assert sum(n.op_type == "Transpose" for n in nchw.nodes) < 3  # (the weights' only)
     want = run(nhwc, {"x": image}).outputs
     got = run(nchw, {"x": image.transpose(0, 3, 1, 2)}).outputs
