@@ -80,6 +80,7 @@ class BoxCounts:
     has_io: np.ndarray
     inside: np.ndarray
     total: np.ndarray
+    atom: np.ndarray  # op_groups: a group that is one source op
 
     @staticmethod
     def of(graph: Graph, h: Hierarchy) -> BoxCounts:
@@ -95,7 +96,7 @@ class BoxCounts:
         for depth in range(int(h.depth.max(initial=0)), 0, -1):
             at = np.flatnonzero((h.depth == depth) & ~in_atom)
             np.add.at(total, h.parent[at], total[at])
-        return BoxCounts(weight, has_io, inside, total)
+        return BoxCounts(weight, has_io, inside, total, atom)
 
     def grows(self) -> np.ndarray:
         """Boxes added by opening each group: what it holds, less its own box when it turns

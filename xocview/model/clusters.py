@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xocview.model.boxes import BoxCounts, op_groups
+from xocview.model.boxes import BoxCounts
 from xocview.model.graph import Graph, Node
 from xocview.model.hierarchy import Hierarchy
 
@@ -44,7 +44,7 @@ def add_cluster_groups(graph: Graph, least: int = CLUSTER_BOXES) -> int:
     level_has_group = np.zeros(n + 1, dtype=bool)  # a level holding scopes, beside the top
     level_has_group[h.parent[scope & ~has_io] + 1] = True
     level_has_group[1:] &= scope  # ... inside a scope: a file's own groups stay as they are
-    atom = op_groups(graph)
+    atom = counts.atom
     unit = _units(h.parent, atom)
     loose = (~h.is_group | atom) & level_has_group[h.parent + 1]
     if not loose.any():
