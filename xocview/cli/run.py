@@ -15,16 +15,13 @@ import numpy as np
 
 from xocview.cli.arguments import parse_dim, parse_dims
 from xocview.cli.outputs import save_with_notes
+from xocview.cli.profiling import profile_json, run_engine
 from xocview.cli.terminal import SafeStream, cell, say, shorten_ids
 from xocview.errors import RunError, XocviewError, terminal_safe
-from xocview.executor import Iteration, RunResult, run
+from xocview.executor import RunResult
 from xocview.executor.budget import parse_size
 from xocview.executor.maps import describe_maps, preview_maps
-from xocview.executor.onnxruntime_engine import (
-    OPTIMIZATIONS,
-    missing_onnxruntime,
-    run_onnxruntime,
-)
+from xocview.executor.onnxruntime_engine import OPTIMIZATIONS, missing_onnxruntime
 from xocview.executor.optional import Empty
 from xocview.executor.result import UNSTEADY
 from xocview.formats import registry
@@ -240,22 +237,24 @@ def _run(ns: argparse.Namespace, graph: Graph) -> RunResult:
         feeds[name] = ids
     shapes = _pairs(ns.shape, "NAME=D,D,...", parse_dims)
     symbols = _pairs(ns.dim, "SYMBOL=N", parse_dim)
-    common: dict[str, Any] = {
-        "repeat": ns.repeat,
-        "warmup": ns.warmup,
-        "seed": ns.seed,
-        "symbols": symbols,
-        "symbol_default": ns.dim_default,
-        "shapes": shapes,
-        "threads": ns.threads,
-    }
-    if ns.engine == "onnxruntime":
-        optimization = ns.optimization or "all"
-        return run_onnxruntime(graph, ns.file, feeds, optimization=optimization, **common)
-    line = _IterationLine.on_terminal()
-    progress: Iteration | None = line
+    line = None if ns.engine == "onnxruntime" else _IterationLine.on_terminal()
     try:
-        return run(graph, feeds, max_memory=ns.max_memory, on_iteration=progress, **common)
+        return run_engine(
+            graph,
+            ns.engine,
+            feeds,
+            model_path=ns.file,
+            repeat=ns.repeat,
+            warmup=ns.warmup,
+            seed=ns.seed,
+            symbols=symbols,
+            symbol_default=ns.dim_default,
+            shapes=shapes,
+            threads=ns.threads,
+            optimization=ns.optimization,
+            max_memory=ns.max_memory,
+            on_iteration=line,
+        )
     finally:
         if line is not None:
             line.clear()
@@ -294,11 +293,7 @@ class _IterationLine:
 def _write(ns: argparse.Namespace, graph: Graph, result: RunResult) -> None:
     """``--profile`` and ``--save``: the times as JSON, the graph with them in its metadata."""
     if ns.profile:
-        data = _profile_json(graph, result)
-        data["engine"] = ns.engine
-        if ns.engine == "onnxruntime":  # its memory is not measured
-            data["optimization"] = ns.optimization or "all"
-            del data["peak_bytes"], data["weight_bytes"]
+        data = profile_json(graph, result, ns.engine, ns.optimization)
         write_text_atomic(Path(ns.profile), json.dumps(data, indent=2))
         say(f"wrote {ns.profile}")
     if ns.save:
@@ -373,29 +368,3 @@ def _print_by_op(result: RunResult) -> None:
     say("time per op type:")
     for op, seconds in list(result.time_by_op().items())[:10]:
         say(f"  {cell(op):<24} {seconds * 1e3:>10.3f} ms {100 * seconds / total:>6.1f}%")
-
-
-def _profile_json(graph: Graph, result: RunResult) -> dict[str, Any]:
-    return {
-        "graph": graph.id,
-        "total_ms": result.total_time * 1e3,
-        "threads": result.threads,
-        "passes": result.passes,
-        "peak_bytes": result.peak_bytes,
-        "weight_bytes": result.weight_bytes,
-        "op_types_ms": {op: s * 1e3 for op, s in result.time_by_op().items()},
-        "nodes": [
-            {
-                "id": node_id,
-                "op_type": result.op_types.get(node_id, "?"),
-                "ms": s * 1e3,
-                "spread": result.spread.get(node_id, 1.0),
-            }
-            for node_id, s in result.node_times.items()
-        ],
-        "outputs": {
-            k: list(np.asarray(v).shape)
-            for k, v in result.outputs.items()
-            if isinstance(v, np.ndarray)
-        },
-    }
