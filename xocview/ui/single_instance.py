@@ -2,6 +2,8 @@
 
 The client sends one JSON line ``{"open": [absolute paths]}`` and waits for ``ok``, so that a
 hung instance cannot swallow the files: without the answer the caller opens a window itself.
+``xocview.show`` sends ``{"show": {...}}`` or ``{"compare": {...}}`` the same way
+(``show_client``); those go to ``on_request`` whole.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QObject
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-__all__ = ["InstanceServer", "send_to_running", "server_name"]
+__all__ = ["REQUESTS", "InstanceServer", "send_to_running", "server_name"]
 
 TIMEOUT_MS = 3000
 MAX_MESSAGE = 1 << 20  # bytes; a longer line is not from xocview
+REQUESTS = ("show", "compare")  # the keys of the messages passed whole to ``on_request``
 
 
 def server_name() -> str:
@@ -60,14 +63,20 @@ def send_to_running(name: str, paths: Sequence[Path], timeout_ms: int = TIMEOUT_
 
 
 class InstanceServer(QObject):
-    """Listens on ``name`` and passes each launch's files to ``on_open``."""
+    """Listens on ``name``; passes each launch's files to ``on_open`` and each ``show`` or
+    ``compare`` message (a dict with one of ``REQUESTS`` as key) to ``on_request``."""
 
     def __init__(
-        self, name: str, on_open: Callable[[list[Path]], None], parent: QObject | None = None
+        self,
+        name: str,
+        on_open: Callable[[list[Path]], None],
+        parent: QObject | None = None,
+        on_request: Callable[[dict[str, object]], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.name = name
         self._on_open = on_open
+        self._on_request = on_request
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._accept)
@@ -104,12 +113,17 @@ class InstanceServer(QObject):
                 sock.abort()
             return
         try:
-            names = json.loads(bytes(sock.readLine().data()))["open"]
-            paths = [Path(n) for n in names if isinstance(n, str)]
+            message = json.loads(bytes(sock.readLine().data()))
+            request = isinstance(message, dict) and any(k in message for k in REQUESTS)
+            request = request and self._on_request is not None
+            paths = [] if request else [Path(n) for n in message["open"] if isinstance(n, str)]
         except (ValueError, KeyError, TypeError):  # not one of ours: drop it
             sock.abort()
             return
         sock.write(QByteArray(b"ok\n"))
         sock.flush()
         sock.disconnectFromServer()
-        self._on_open(paths)
+        if request and self._on_request is not None:
+            self._on_request(message)
+        else:
+            self._on_open(paths)
