@@ -18,6 +18,11 @@ def add_open_parser(sp: argparse.ArgumentParser) -> None:
         action="store_true",
         help="open a window of its own instead of a tab in the running xocview",
     )
+    # what xocview.show starts a window with (ui/show_client.py): not for typing
+    sp.add_argument("--show-name", help=argparse.SUPPRESS)
+    sp.add_argument("--watch", action="store_true", help=argparse.SUPPRESS)
+    sp.add_argument("--colour", help=argparse.SUPPRESS)
+    sp.add_argument("--compare", action="store_true", help=argparse.SUPPRESS)
 
 
 def cmd_open(ns: argparse.Namespace) -> int:
@@ -35,4 +40,11 @@ def cmd_open(ns: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     from xocview.ui.app import run_gui  # Qt only when a window is wanted
 
-    return run_gui(ns.files, new_window=ns.new_window)
+    return run_gui(
+        ns.files,
+        new_window=ns.new_window,
+        show_name=ns.show_name,
+        watch=ns.watch,
+        colour=ns.colour,
+        compare=ns.compare,
+    )
