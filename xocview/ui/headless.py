@@ -9,13 +9,15 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 
 from xocview.formats import load
-from xocview.model import Hierarchy
+from xocview.model import Graph, Hierarchy
+from xocview.model.analyses.metrics import node_metric
 from xocview.model.gc_pause import gc_paused
-from xocview.ui.canvas.drawing import build_drawing
+from xocview.ui.canvas.drawing import Drawing, build_drawing
+from xocview.ui.canvas.heat import HeatLevels, heat_levels
 from xocview.ui.first_view import first_view_state, laid_out
 from xocview.ui.render import render_to_file
 
-__all__ = ["ensure_gui_application", "render_file"]
+__all__ = ["ensure_gui_application", "graph_drawing", "metric_heat", "render_file"]
 
 
 def ensure_gui_application() -> QGuiApplication:
@@ -48,6 +50,15 @@ def render_file(
     """
     graph = load(source)
     ensure_gui_application()
+    drawing = graph_drawing(graph, level=level, expand_all=expand_all, direction=direction)
+    return render_to_file(drawing, target, theme, scale)
+
+
+def graph_drawing(
+    graph: Graph, *, level: int | None = None, expand_all: bool = False, direction: str = "TB"
+) -> Drawing:
+    """The drawing ``xocview render`` makes: every group open (``expand_all``), those above
+    depth ``level``, or else the first view the window opens with."""
     h = Hierarchy.of(graph)
     if expand_all:
         expanded = {graph.nodes[i].id for i in range(len(graph.nodes)) if h.is_group[i]}
@@ -65,4 +76,10 @@ def render_file(
             expanded, drawing = first_view_state(graph, h, laid_out(graph, direction=direction))
         if drawing is None:
             drawing = build_drawing(graph, expanded, direction=direction)
-    return render_to_file(drawing, target, theme, scale)
+    return drawing
+
+
+def metric_heat(graph: Graph, drawing: Drawing, name: str) -> HeatLevels:
+    """The heat colours of ``drawing``'s nodes by the metric ``performance.<name>``, on the
+    window's log scale, as the window colours by an imported metric."""
+    return heat_levels(drawing, node_metric(graph, name, Hierarchy.of(graph)), True)

@@ -11,10 +11,11 @@ from PySide6.QtSvg import QSvgGenerator
 from xocview.errors import FormatError
 from xocview.formats.atomic import write_atomic
 from xocview.ui.canvas.drawing import Drawing
+from xocview.ui.canvas.heat import HeatLevels
 from xocview.ui.canvas.painter import paint_drawing
 from xocview.ui.canvas.style import theme
 
-__all__ = ["MAX_AREA", "MAX_PIXELS", "render_to_file"]
+__all__ = ["MAX_AREA", "MAX_PIXELS", "render_bytes", "render_to_file"]
 
 MARGIN = 24.0
 MAX_PIXELS = 16384  # longest side of a PNG; larger drawings are scaled down to fit
@@ -27,14 +28,35 @@ _PNG_QUALITY = 80  # Qt maps it to zlib level 1 (100: none, -1: the default, 6)
 
 
 def render_to_file(
-    d: Drawing, path: Path, theme_name: str = "light", scale: float = 1.0
+    d: Drawing,
+    path: Path,
+    theme_name: str = "light",
+    scale: float = 1.0,
+    heat: HeatLevels | None = None,
 ) -> tuple[int, int]:
     """Write the whole drawing to ``path`` (.png or .svg); returns the image size in pixels.
 
     Raises FormatError for another extension or a file that cannot be written.
     """
+    data, size = render_bytes(d, path.suffix, theme_name, scale, heat, str(path))
+    write_atomic(path, lambda f: f.write(data))
+    return size
+
+
+def render_bytes(
+    d: Drawing,
+    suffix: str,
+    theme_name: str = "light",
+    scale: float = 1.0,
+    heat: HeatLevels | None = None,
+    name: str = "",
+) -> tuple[bytes, tuple[int, int]]:
+    """The whole drawing as PNG or SVG bytes (``suffix`` ``.png`` or ``.svg``) and the image
+    size in pixels, with node boxes in ``heat``'s colours when given: what a file or a
+    notebook shows. FormatError (naming ``name``) for another suffix or no memory.
+    """
     style = theme(theme_name)
-    suffix = path.suffix.lower()
+    suffix = suffix.lower()
     width, height = d.width + 2 * MARGIN, d.height + 2 * MARGIN
     if suffix == ".png":
         scale = min(scale, MAX_PIXELS / max(width, height, 1.0))
@@ -45,9 +67,9 @@ def render_to_file(
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
         if image.isNull():
             pixels = f"{size.width()}x{size.height()}"
-            raise FormatError(str(path), "", f"no memory for a {pixels} image")
+            raise FormatError(name, "", f"no memory for a {pixels} image")
         image.fill(style.background)
-        _paint(image, d, style, scale)
+        _paint(image, d, style, scale, heat=heat)
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -55,10 +77,9 @@ def render_to_file(
         # lighter zlib level halves the time for a 64-megapixel picture (files ~10% larger)
         opaque = image.convertToFormat(QImage.Format.Format_RGB888)
         if not opaque.save(buffer, "PNG", _PNG_QUALITY):  # type: ignore[call-overload]
-            raise FormatError(str(path), "", "cannot encode the PNG image")
+            raise FormatError(name, "", "cannot encode the PNG image")
         buffer.close()
-        write_atomic(path, lambda f: f.write(data.data()))
-        return size.width(), size.height()
+        return bytes(data.data()), (size.width(), size.height())
     if suffix == ".svg":
         data = QByteArray()
         buffer = QBuffer(data)
@@ -69,12 +90,11 @@ def render_to_file(
         gen.setSize(size)
         gen.setViewBox(QRectF(0, 0, width, height))
         gen.setTitle("xocview graph")
-        _paint(gen, d, style, 1.0, background=style.background)
+        _paint(gen, d, style, 1.0, background=style.background, heat=heat)
         buffer.close()
-        write_atomic(path, lambda f: f.write(data.data()))
-        return size.width(), size.height()
+        return bytes(data.data()), (size.width(), size.height())
     raise FormatError(
-        str(path), "", f"cannot render to '{suffix or 'no extension'}'", "a .png or .svg path"
+        name, "", f"cannot render to '{suffix or 'no extension'}'", "a .png or .svg path"
     )
 
 
@@ -84,6 +104,7 @@ def _paint(
     style: object,
     scale: float,
     background: QColor | None = None,
+    heat: HeatLevels | None = None,
 ) -> None:
     painter = QPainter(device)
     try:
@@ -94,6 +115,6 @@ def _paint(
         rect = QRectF(-MARGIN, -MARGIN, d.width + 2 * MARGIN, d.height + 2 * MARGIN)
         # Exported images show everything a reader needs: titles at least, full detail when the
         # image is drawn at a scale where it can be read.
-        paint_drawing(painter, d, style, rect, max(scale, 0.31))  # type: ignore[arg-type]
+        paint_drawing(painter, d, style, rect, max(scale, 0.31), heat=heat)  # type: ignore[arg-type]
     finally:
         painter.end()
