@@ -20,7 +20,7 @@ from xocview.model.analyses.diff import KINDS, NODE_CHANGED, GraphDiff, diff_gra
 from xocview.model.analyses.profile import engine_label, format_ms
 from xocview.model.graph import Graph
 
-__all__ = ["add_diff_parser", "cmd_diff", "report_lines"]
+__all__ = ["add_diff_parser", "cmd_diff", "json_report", "report_lines"]
 
 _LIMIT = 50  # findings listed per kind unless --limit says otherwise
 _FIELDS = 8  # changed fields named in the summary
@@ -53,13 +53,19 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     diff = diff_graphs(old, new)
     if ns.json:
-        report = diff.to_json()
-        report["old"]["file"], report["new"]["file"] = ns.old, ns.new
-        print(json_text(report))
+        print(json_report(diff, ns.old, ns.new))
     else:
         for line in report_lines(diff, ns.old, ns.new, ns.limit):
             say(line)
     return EXIT_OK if diff.equal else EXIT_FINDINGS
+
+
+def json_report(diff: GraphDiff, old_name: str | None, new_name: str | None) -> str:
+    """The ``--json`` report as printed (without the final newline), each side's ``file``
+    named as given (None: not from a file)."""
+    report = diff.to_json()
+    report["old"]["file"], report["new"]["file"] = old_name, new_name
+    return json_text(report)
 
 
 def report_lines(diff: GraphDiff, old_name: str, new_name: str, limit: int = _LIMIT) -> list[str]:
