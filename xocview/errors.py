@@ -6,6 +6,7 @@ import re
 
 __all__ = [
     "QUOTE_LIMIT",
+    "ApiError",
     "DesktopError",
     "EditError",
     "FormatError",
@@ -161,3 +162,8 @@ class RunError(XocviewError):
 
 class DesktopError(XocviewError):
     """Installing or removing the desktop integration failed; the message names the path."""
+
+
+class ApiError(XocviewError):
+    """A call of the Python API (``xocview.load`` ...) was given what it cannot take; the
+    message names what it received and what it accepts."""

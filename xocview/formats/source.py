@@ -143,6 +143,18 @@ class Source:
         self._json: Any = _MISSING
         self._json_error: FormatError | None = None
 
+    @classmethod
+    def in_memory(cls, data: bytes, path: str | Path, name: str | None = None) -> Source:
+        """A source whose bytes are ``data``, never read from disk: ``path`` stands for the
+        file (its stem titles the graph, its suffix orders the sniffers, its folder anchors
+        relative references) and ``name`` names it in messages. Formats that open the file
+        themselves (zip archives, memory-mapped weights) cannot read it."""
+        source = cls(path)
+        source._bytes = bytes(data)
+        if name is not None:
+            source.name = name
+        return source
+
     @property
     def data(self) -> bytes:
         if self._bytes is None:
