@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QUndoView,
 )
 
-from xocview import __version__
 from xocview.errors import XocviewError
 from xocview.ui.actions import add_action, make_menus
 from xocview.ui.canvas.box_texts import set_show_names
@@ -40,6 +39,7 @@ from xocview.ui.render import render_to_file
 from xocview.ui.running import RunController
 from xocview.ui.saving import AskPath, AskUnsaved, ask_path, ask_unsaved, save_document
 from xocview.ui.workers import LoadJob
+from xocview.version import __version__
 
 __all__ = ["MainWindow"]
 
