@@ -1,3 +1,31 @@
-"""xocview: view, edit and profile neural-network computation graphs."""
+"""xocview: view, edit and profile neural-network computation graphs.
 
-__version__ = "0.1.0"
+The Python API (``xocview.load``, ``render``, ``show``, ``profile``, ``diff``, ``overlay``) is
+offered lazily: ``import xocview`` stays cheap and imports neither Qt nor onnx until a call
+needs them (the command line and the window import this package for ``__version__``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xocview.version import __version__
+
+__all__ = ["__version__", "diff", "load", "overlay", "profile", "render", "show"]
+
+_API = frozenset({"diff", "load", "overlay", "profile", "render", "show"})
+
+if TYPE_CHECKING:
+    from xocview.api import diff, load, overlay, profile, render, show
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from xocview import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'xocview' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
