@@ -389,3 +389,42 @@ def test_the_hierarchy_of_a_graph_is_made_once_per_state() -> None:
     g.invalidate()
     fresh = Hierarchy.of(g)
     assert fresh is not h and fresh.parent[0] == -1 and h.parent[0] != -1
+
+
+def _cached() -> Graph:
+    """grouped() with a cache input read by n2 and a cache output written by n1, both owned
+    by group 'blk' (``parent_id``, as an LLM layer owns its KV cache)."""
+    g = grouped()
+    g.tensors.append(tensor("past", "input", parent_id="blk"))
+    g.tensors.append(tensor("present", "output", parent_id="blk"))
+    past, present = len(g.tensors) - 2, len(g.tensors) - 1
+    g.nodes[2].inputs.append(past)
+    g.nodes[1].outputs.append(present)
+    g.inputs.append(past)
+    g.outputs.append(present)
+    g.invalidate()
+    return g
+
+
+def test_inputs_and_outputs_a_group_owns_show_only_in_its_open_frame() -> None:
+    g = _cached()
+    at = positions(g)
+    closed = visible_graph(g, {"top"})
+    assert "past" not in labels(g, closed) and "present" not in labels(g, closed)
+    assert "x" in labels(g, closed)  # the graph's own input stays
+    opened = visible_graph(g, {"top", "blk"})
+    names = labels(g, opened)
+    frames = dict(zip(names, opened.frame_of_item.tolist(), strict=True))
+    assert frames["past"] == at["blk"] and frames["present"] == at["blk"]
+    assert frames["x"] == -1
+    assert ("past", "n2", "past") in edges(g, opened)
+
+
+def test_an_owner_that_does_not_hold_every_reader_is_not_one() -> None:
+    g = _cached()
+    g.nodes[0].inputs.append(len(g.tensors) - 2)  # n0, outside 'blk', reads the cache too
+    g.invalidate()
+    v = visible_graph(g, {"top"})
+    names = labels(g, v)
+    assert "past" in names and v.frame_of_item[names.index("past")] == -1
+    assert "present" not in names

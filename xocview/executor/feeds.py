@@ -68,8 +68,14 @@ def resolved_shape(tensor: Tensor, dims: Mapping[str, int], default: int) -> tup
                 f"{d!r}; expected a size >= 0, or -1 for a symbolic dimension"
             )
         name = symbols[k] if isinstance(symbols, list) and k < len(symbols) else None
-        out.append(int(dims.get(str(name), default)) if name is not None else default)
+        out.append(int(dims.get(str(name), _symbol_default(name, default))))
     return tuple(out)
+
+
+def _symbol_default(name: object, default: int) -> int:
+    """A KV cache's past length (``past_sequence_length``, ``past_seq_len``...) starts at 0:
+    the first run of an exported LLM is its prompt, with nothing cached before it."""
+    return 0 if isinstance(name, str) and name.lower().startswith("past") else default
 
 
 def random_value(

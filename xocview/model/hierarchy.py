@@ -234,6 +234,7 @@ def visible_graph(
     tensor_items = np.asarray(
         [t for t, ten in enumerate(graph.tensors) if ten.kind in kinds], dtype=_I
     )
+    tensor_items = _without_enclosed(graph, tensor_items, hidden, is_exp)
     base = len(node_items)
     item_of_tensor = np.full(len(graph.tensors), -1, dtype=_I)
     item_of_tensor[tensor_items] = base + np.arange(len(tensor_items), dtype=_I)
@@ -286,8 +287,50 @@ def _representatives(h: Hierarchy, is_exp: np.ndarray) -> tuple[np.ndarray, np.n
     return rep, hidden, frame
 
 
+def _ends(graph: Graph, t: int) -> np.ndarray:
+    """The nodes a graph input or output tensor is drawn beside: its producer, else its
+    consumers."""
+    index = graph.index
+    p = int(index.producer[t])
+    if p >= 0:
+        return np.asarray([p], dtype=_I)
+    return index.consumers[index.consumer_ptr[t] : index.consumer_ptr[t + 1]]
+
+
+def _owner(graph: Graph, t: int) -> int:
+    """The group an input or output belongs to (its ``parent_id``, as an LLM layer owns its
+    KV cache) when every node it is drawn beside is inside that group; else -1."""
+    gid = graph.tensors[t].metadata.get("parent_id")
+    index = graph.index
+    if not isinstance(gid, str) or not index.has_node(gid):
+        return -1
+    g = index.node_position(gid)
+    h = Hierarchy.of(graph)
+    for n in _ends(graph, t).tolist():
+        while n >= 0 and n != g:
+            n = int(h.parent[n])
+        if n != g:
+            return -1
+    return g
+
+
+def _without_enclosed(
+    graph: Graph, tensor_items: np.ndarray, hidden: np.ndarray, is_exp: np.ndarray
+) -> np.ndarray:
+    """Drop the inputs and outputs owned by a group (``_owner``) that is hidden or closed:
+    its box stands for them, as it does for its weights."""
+    if not any("parent_id" in graph.tensors[t].metadata for t in tensor_items.tolist()):
+        return tensor_items  # most graphs: nothing to look at
+    keep = np.ones(len(tensor_items), dtype=bool)
+    for k, t in enumerate(tensor_items.tolist()):
+        g = _owner(graph, t) if "parent_id" in graph.tensors[t].metadata else -1
+        keep[k] = g < 0 or bool(is_exp[g] and not hidden[g])
+    return tensor_items[keep]
+
+
 def _tensor_frames(graph: Graph, tensor_items: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """A weight sits in the frame of its first consumer; inputs and outputs at top level."""
+    """A weight sits in the frame of its first consumer; an input or output in its owner's
+    frame (``_owner``), else at top level."""
     index = graph.index
     is_weight = np.fromiter(
         (graph.tensors[t].kind == "weight" for t in tensor_items.tolist()),
@@ -298,4 +341,8 @@ def _tensor_frames(graph: Graph, tensor_items: np.ndarray, frame: np.ndarray) ->
     has = is_weight & (index.consumer_ptr[tensor_items + 1] > start)
     out = np.full(len(tensor_items), -1, dtype=_I)
     out[has] = frame[index.consumers[start[has]]]
+    for k in np.flatnonzero(~is_weight).tolist():
+        t = int(tensor_items[k])
+        if "parent_id" in graph.tensors[t].metadata:
+            out[k] = _owner(graph, t)
     return out

@@ -19,6 +19,7 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 
 from tests.data.gguf import make_gguf
+from tests.formats.llm.kv_cache import decode_on_executor, decode_on_onnxruntime
 from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats import gguf as fmt
@@ -406,5 +407,8 @@ def test_the_q8_0_graph_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path) -> Non
     save(graph, tmp_path / "tiny.onnx")
     want = np.load(DATA / "tiny_llama_q8_0.npz")
     session = ort.InferenceSession(str(tmp_path / "tiny.onnx"))
-    (got,) = session.run(["logits"], {"input_ids": want["input_ids"]})
-    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
+    whole, step = decode_on_onnxruntime(session, graph, want["input_ids"])
+    np.testing.assert_allclose(whole, want["logits"], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(step[:, -1], want["logits"][:, -1], rtol=1e-3, atol=1e-4)
+    whole, step = decode_on_executor(graph, want["input_ids"])
+    np.testing.assert_allclose(step[:, -1], want["logits"][:, -1], rtol=1e-3, atol=1e-4)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.formats.llm.kv_cache import decode_on_executor, decode_on_onnxruntime
 from xocview.errors import FormatError, RunError
 from xocview.executor import run
 from xocview.formats.llm import TEMPLATES, NotBuilt, from_gguf, from_hf, load_folder, not_built
@@ -148,7 +149,9 @@ def test_layers_are_groups_holding_their_modules() -> None:
     top = [n.id for n in graph.nodes if "parent_id" not in n.metadata]
     assert "model.layers.0" in top and "model.layers.1" in top
     assert "model.layers.0.self_attn.q_proj" not in top
-    assert "positions" in top and "positions/Range" not in top
+    # each attention counts positions on from its own KV cache's length
+    assert graph.node("model.layers.1.self_attn.positions").op_type == "PositionIds"
+    assert "positions" not in top
     layer = graph.node("model.layers.1")
     assert layer.metadata["module"] == "model.layers.1"
     assert layer.metadata["children_ids"] == [
@@ -163,6 +166,14 @@ def test_layers_are_groups_holding_their_modules() -> None:
     assert attn.op_type == "Attention"
     assert attn.attributes["q_num_heads"] == 4 and attn.attributes["kv_num_heads"] == 2
     assert attn.attributes["is_causal"] == 1
+    cache = [graph.tensors[t] for t in attn.inputs[3:] + attn.outputs[1:]]
+    assert [t.id for t in cache] == [
+        "past_key_values.1.key",
+        "past_key_values.1.value",
+        "present.1.key",
+        "present.1.value",
+    ]
+    assert {t.metadata["parent_id"] for t in cache} == {"model.layers.1.self_attn"}
     # every stored tensor is bound once, by its own name, and nothing was read on opening
     weights = [t for t in graph.tensors if t.kind == "weight" and "/" not in t.id]
     names = {t.id for t in weights}
@@ -190,8 +201,25 @@ def test_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path) -> None:
     assert any("groups" in n for n in notes)  # ONNX has no groups; the ops and weights stay
     want = np.load(DATA / "logits.npz")
     session = ort.InferenceSession(str(tmp_path / "tiny.onnx"))
-    (got,) = session.run(["logits"], {"input_ids": want["input_ids"]})
-    np.testing.assert_allclose(got, want["logits"], rtol=1e-3, atol=1e-4)
+    whole, step = decode_on_onnxruntime(session, graph, want["input_ids"])
+    np.testing.assert_allclose(whole, want["logits"], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(step[:, -1], want["logits"][:, -1], rtol=1e-3, atol=1e-4)
+
+
+def test_a_decoding_step_on_the_kv_cache_equals_the_whole_prompts_last_logits() -> None:
+    graph = load_folder(DATA)
+    assert graph is not None
+    names = [graph.tensors[i].id for i in graph.inputs]
+    assert names[:3] == ["input_ids", "past_key_values.0.key", "past_key_values.0.value"]
+    outs = [graph.tensors[i].id for i in graph.outputs]
+    assert outs[:3] == ["logits", "present.0.key", "present.0.value"]
+    attention = next(n for n in graph.nodes if n.op_type == "Attention" and n.inputs)
+    assert [graph.tensors[t].id for t in attention.inputs[3:]] == names[1:3]  # mask omitted
+    assert attention.metadata["omitted_inputs"] == [3]  # no mask: is_causal
+    want = np.load(DATA / "logits.npz")
+    whole, step = decode_on_executor(graph, want["input_ids"])
+    np.testing.assert_allclose(whole, want["logits"], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(step[:, -1], want["logits"][:, -1], rtol=1e-3, atol=1e-4)
 
 
 def _copy(tmp_path: Path, **changes: Any) -> Path:

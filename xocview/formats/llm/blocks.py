@@ -1,10 +1,11 @@
 """One decoder block as the model's own modules: norm -> attention (projections, per-head
-norms, rotary embedding, grouped-query Attention, output projection) -> residual Add -> norm
--> feed-forward -> residual Add, each module a group holding its ONNX nodes."""
+norms, rotary embedding, grouped-query Attention over the KV cache, output projection) ->
+residual Add -> norm -> feed-forward -> residual Add, each module a group holding its ONNX
+nodes."""
 
 from __future__ import annotations
 
-from xocview.formats.llm.builder import SEQ, Builder, norm, norm_weight
+from xocview.formats.llm.builder import SEQ, TOTAL, Builder, norm, norm_weight, positions
 from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.dense import act, linear, mlp
 from xocview.formats.llm.moe import moe_block
@@ -19,15 +20,16 @@ def decoder_block(
     tpl: Template,
     i: int,
     h: int,
-    pos: int,
     rope: tuple[int, int] | None,
+    past: tuple[int, int],
 ) -> int:
-    """Block ``i`` reading the residual stream ``h``; returns the stream after it."""
+    """Block ``i`` reading the residual stream ``h`` and its KV cache ``past`` (key, value);
+    returns the stream after it."""
     layer = tpl.layer.format(i=i)
     g = b.group(layer, "DecoderLayer", None)
     stream = [1, SEQ, cfg.hidden]
     x = norm(b, cfg, tpl, f"{layer}.{tpl.attn_norm}", h, g)
-    a = _attention(b, cfg, tpl, f"{layer}.{tpl.attn}", x, pos, rope, g)
+    a = _attention(b, cfg, tpl, f"{layer}.{tpl.attn}", x, rope, past, i, g)
     if tpl.post_norms is not None:
         a = norm(b, cfg, tpl, f"{layer}.{tpl.post_norms[0]}", a, g)
     h = b.op("Add", [h, a], None, f"{layer}/residual_attn", g, stream)
@@ -44,8 +46,9 @@ def _attention(
     tpl: Template,
     mod: str,
     x: int,
-    pos: int,
     rope: tuple[int, int] | None,
+    past: tuple[int, int],
+    i: int,
     parent: str,
 ) -> int:
     g = b.group(mod, "Attention", parent)
@@ -63,7 +66,8 @@ def _attention(
     if tpl.qk_norm is not None:
         q = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[0]}", q, cfg.heads, g)
         k = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[1]}", k, cfg.kv_heads, g)
-    if rope is not None:
+    if rope is not None:  # each layer counts on from its own cache's length
+        pos = positions(b, x, past[0], f"{mod}.positions", g)
         q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, pos, rope, g)
         k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, pos, rope, g)
     attrs: dict[str, int | float] = {
@@ -74,7 +78,18 @@ def _attention(
     }
     if cfg.attn_softcap:
         attrs["softcap"] = cfg.attn_softcap
-    o = b.op("Attention", [q, k, v], attrs, f"{mod}/Attention", g, [1, SEQ, qd])
+    # the cache after this prompt: graph outputs named as exporters of LLMs name them
+    present = [
+        b.tensor(f"present.{i}.{part}", [1, cfg.kv_heads, TOTAL, cfg.head_dim], kind="output")
+        for part in ("key", "value")
+    ]
+    for t in (*past, *present):  # drawn in the attention's frame, not beside the stack
+        b.g.tensors[t].metadata["parent_id"] = g
+    b.cache_outputs += present
+    o = b.tensor(f"{mod}/Attention:0", [1, SEQ, qd])
+    b.node(
+        "Attention", [q, k, v, None, *past], attrs, b.unique(f"{mod}/Attention"), g, [o, *present]
+    )
     return linear(b, tpl, f"{mod}.{tpl.o_proj}", o, cfg.hidden, g)
 
 

@@ -3,7 +3,10 @@ from its ``LlmConfig`` and its architecture's ``Template``, every weight bound t
 tensor by name.
 
 Input ``input_ids`` (int64 [1, seq]) -> Gather of the embedding -> one group per decoder
-block (the model's own module, ``model.layers.{i}``) -> final norm -> ``logits``. Weights
+block (the model's own module, ``model.layers.{i}``) -> final norm -> ``logits``. Each block's
+Attention reads its KV cache ``past_key_values.{i}.key``/``.value`` ([1, kv heads, past, head
+dim], empty for a prompt) and writes ``present.{i}.key``/``.value``, the names exporters of
+LLMs use, so a decoding step is the same graph fed the cache the last one wrote. Weights
 keep Hugging Face's [out, in] layout and are read through a Transpose the executor folds once,
 so the graph names the tensors the file holds and opening reads none of them.
 """
@@ -17,7 +20,7 @@ import numpy as np
 
 from xocview.errors import FormatError
 from xocview.formats.llm.blocks import decoder_block
-from xocview.formats.llm.builder import SEQ, Builder, StoredTensor, norm
+from xocview.formats.llm.builder import PAST, SEQ, Builder, StoredTensor, norm, positions
 from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
@@ -48,36 +51,33 @@ def build_graph(
     b = Builder(graph, weights, file)
     ids = b.tensor("input_ids", [1, SEQ], "int64", "input")
     graph.inputs.append(ids)
-    h, pos = _embed(b, cfg, tpl, ids)
+    cache = [1, cfg.kv_heads, PAST, cfg.head_dim]
+    pasts = [
+        (
+            b.tensor(f"past_key_values.{i}.key", cache, kind="input"),
+            b.tensor(f"past_key_values.{i}.value", cache, kind="input"),
+        )
+        for i in range(cfg.layers)
+    ]
+    graph.inputs += [t for pair in pasts for t in pair]
+    h = _embed(b, cfg, tpl, ids, pasts[0][0] if pasts else None)
     thetas = cfg.layer_thetas or (cfg.rope_theta,) * cfg.layers
     ropes = {}
     if cfg.rope_kind != "none":
         for k, theta in enumerate(dict.fromkeys(thetas)):
             ropes[theta] = _rope_caches(b, cfg, theta, "rotary_emb" + (f"_{k}" if k else ""))
     for i in range(cfg.layers):
-        h = decoder_block(b, cfg, tpl, i, h, pos, ropes.get(thetas[i]))
+        h = decoder_block(b, cfg, tpl, i, h, ropes.get(thetas[i]), pasts[i])
     h = norm(b, cfg, tpl, tpl.final_norm, h, None)
     graph.outputs.append(_lm_head(b, cfg, tpl, h))
+    graph.outputs += b.cache_outputs
     b.finish()
     return graph
 
 
-def _positions(b: Builder, ids: int) -> int:
-    """position_ids [1, seq] = Range(0, seq) from the prompt's length, in a group of its own
-    so the first view shows the stack, not this arithmetic."""
-    g = b.group("positions", "PositionIds", None)
-    shape = b.op("Shape", [ids], None, "positions/Shape", g, [2], "int64")
-    axis = b.const("positions/axis", 1)
-    n = b.op("Gather", [shape, axis], {"axis": 0}, "positions/Gather", g, [], "int64")
-    zero, one = b.const("positions/start", 0), b.const("positions/step", 1)
-    r = b.op("Range", [zero, n, one], None, "positions/Range", g, [SEQ], "int64")
-    axes = b.const("positions/axes", [0])
-    return b.op("Unsqueeze", [r, axes], None, "position_ids", g, [1, SEQ], "int64")
-
-
-def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int) -> tuple[int, int]:
-    """The residual stream's start (token embedding, scaled or plus learned positions) and
-    the position ids."""
+def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int, past: int | None) -> int:
+    """The residual stream's start: the token embedding, scaled, or plus learned positions
+    (GPT-2's, counted on from the cache's length)."""
     h = b.op(
         "Gather",
         [b.weight(tpl.embed + ".weight", None), ids],
@@ -89,12 +89,12 @@ def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int) -> tuple[int, in
     if tpl.embed_scale:  # Gemma: times sqrt(hidden), rounded to float32 as transformers does
         root = b.scalar(tpl.embed + "/scale", float(np.float32(cfg.hidden**0.5)))
         h = b.op("Mul", [h, root], None, tpl.embed + "/scale", None, [1, SEQ, cfg.hidden])
-    pos = _positions(b, ids)
     if tpl.positions is not None:
+        pos = positions(b, ids, past, "positions", None)
         table = b.weight(tpl.positions + ".weight", None)
         p = b.op("Gather", [table, pos], {"axis": 0}, tpl.positions, None, [1, SEQ, cfg.hidden])
         h = b.op("Add", [h, p], None, "embeddings/Add", None, [1, SEQ, cfg.hidden])
-    return h, pos
+    return h
 
 
 def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:

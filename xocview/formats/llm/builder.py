@@ -13,9 +13,12 @@ from xocview.formats.llm.config import LlmConfig
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node, Tensor
 
-__all__ = ["SEQ", "Builder", "StoredTensor", "norm", "norm_weight"]
+__all__ = ["PAST", "SEQ", "TOTAL", "Builder", "StoredTensor", "norm", "norm_weight", "positions"]
 
-SEQ = -1  # the prompt's length: a symbolic dimension named "seq"
+# Symbolic dimensions, written as -1 with their names in ``shape_symbols``: the prompt's
+# length, the KV cache's length before it (a feed made for a run starts it empty) and after.
+SEQ, PAST, TOTAL = -1, -2, -3
+SYMBOLS = {SEQ: "seq", PAST: "past_sequence_length", TOTAL: "total_sequence_length"}
 # (shape, dtype, lazy values) of one stored tensor, by its name in the file
 StoredTensor = tuple[list[int], str, Callable[[], np.ndarray]]
 
@@ -28,6 +31,7 @@ class Builder:
         self.bound: dict[str, int] = {}
         self.children: dict[str, list[str]] = {}
         self.ids: set[str] = set()
+        self.cache_outputs: list[int] = []  # present.{i}.key/value, after the logits
 
     def name(self, wanted: str) -> str | None:
         """The stored name of a tensor; files saved from a base model drop the first part."""
@@ -62,8 +66,9 @@ class Builder:
         data: Callable[[], np.ndarray] | np.ndarray | None = None,
     ) -> int:
         meta: dict[str, Any] = {}
-        if SEQ in shape:
-            meta["shape_symbols"] = ["seq" if d == SEQ else "" for d in shape]
+        if any(d in SYMBOLS for d in shape):
+            meta["shape_symbols"] = [SYMBOLS.get(d, "") for d in shape]
+            shape = [-1 if d in SYMBOLS else d for d in shape]
         self.g.tensors.append(Tensor(self.unique(tid), kind, shape, dtype, meta, data))
         return len(self.g.tensors) - 1
 
@@ -91,6 +96,20 @@ class Builder:
             self.tensor(f"{nid}:{k}", list(s), t)
             for k, (s, t) in enumerate(zip(shapes, dtypes, strict=True))
         ]
+        self.node(op_type, inputs, attrs, nid, parent, outs)
+        return outs
+
+    def node(
+        self,
+        op_type: str,
+        inputs: Sequence[int | None],
+        attrs: dict[str, Any] | None,
+        nid: str,
+        parent: str | None,
+        outs: list[int],
+    ) -> None:
+        """A node writing tensors made before it (graph outputs, named ones); ``nid`` is
+        already unique."""
         meta: dict[str, Any] = {}
         if None in inputs:
             meta["omitted_inputs"] = [k for k, t in enumerate(inputs) if t is None]
@@ -99,7 +118,6 @@ class Builder:
             self.children[parent].append(nid)
         present = [t for t in inputs if t is not None]
         self.g.nodes.append(Node(nid, op_type, present, outs, dict(attrs or {}), meta))
-        return outs
 
     def op(
         self,
@@ -170,3 +188,28 @@ def norm(b: Builder, cfg: LlmConfig, tpl: Template, module: str, x: int, parent:
         parent,
         [1, SEQ, cfg.hidden],
     )
+
+
+def positions(b: Builder, like: int, past: int | None, gid: str, parent: str | None) -> int:
+    """position_ids [1, seq] = Range(past, past + seq) from the KV cache's length and the
+    prompt's (axis 1 of ``like``), in a group of its own so that the view shows what they are
+    for, not this arithmetic."""
+    g = b.group(gid, "PositionIds", parent)
+    n = _length(b, like, 1, f"{gid}/seq", g)
+    if past is None:
+        start = b.const(f"{gid}/start", 0)
+    else:
+        start = _length(b, past, 2, f"{gid}/past", g)
+        n = b.op("Add", [start, n], None, f"{gid}/end", g, [], "int64")
+    one = b.const(f"{gid}/step", 1)
+    r = b.op("Range", [start, n, one], None, f"{gid}/Range", g, [SEQ], "int64")
+    axes = b.const(f"{gid}/axes", [0])
+    return b.op("Unsqueeze", [r, axes], None, f"{gid}/position_ids", g, [1, SEQ], "int64")
+
+
+def _length(b: Builder, t: int, axis: int, node_id: str, g: str) -> int:
+    """Dimension ``axis`` of tensor ``t``, a scalar."""
+    rank = len(b.g.tensors[t].shape)
+    shape = b.op("Shape", [t], None, node_id + "/Shape", g, [rank], "int64")
+    at = b.const(node_id + "/axis", axis)
+    return b.op("Gather", [shape, at], {"axis": 0}, node_id + "/Gather", g, [], "int64")
