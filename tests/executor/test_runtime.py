@@ -179,6 +179,38 @@ def test_bad_repeat_is_refused() -> None:
         run(relu_chain(2), repeat=0)
 
 
+def test_a_weight_read_through_cast_and_transpose_is_held_once_after_folding() -> None:
+    """An LLM's half [out, in] matrix reaches its MatMul through Cast and Transpose: once
+    folded, only the float32 [in, out] form stays, and the estimate agrees with the run."""
+    from xocview.executor.estimate import estimate_peak
+    from xocview.executor.plan import make_plan
+
+    w = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float16)
+    tensors = [
+        _t("x", "input", [4, 32]),
+        _t("w", "weight", [64, 32], "float16"),
+        _t("w32", shape=[64, 32]),
+        _t("wt", shape=[32, 64]),
+        _t("y", "output", [4, 64]),
+    ]
+    tensors[1].data = w
+    nodes = [
+        Node("cast", "Cast", [1], [2], {"to": 1}),
+        Node("transpose", "Transpose", [2], [3], {"perm": [1, 0]}),
+        Node("matmul", "MatMul", [0, 3], [4]),
+    ]
+    g = Graph("g", "g", tensors, nodes, [0], [4])
+    x = np.ones((4, 32), np.float32)
+    r = run(g, {"x": x}, repeat=2)
+    np.testing.assert_allclose(r.outputs["y"], x @ w.astype(np.float32).T, rtol=1e-6)
+    assert r.folded == ["cast", "transpose"]
+    assert r.weight_bytes == 32 * 64 * 4  # the half and the untransposed copy are gone
+    live = 4 * 32 * 4 + 32 * 64 * 4 + 4 * 64 * 4
+    assert r.peak_bytes < 64 * 32 * (2 + 4 + 4)  # never all three forms at once
+    estimate = estimate_peak(g, make_plan(g), {}, {}, {}, 1)
+    assert live <= estimate.peak <= 64 * 32 * (2 + 4 + 4)
+
+
 def test_nodes_reading_only_weights_are_computed_once_before_timing() -> None:
     """A weight made by ConstantOfShape (the ONNX light models' way) is not timed per pass."""
     tensors = [
@@ -204,7 +236,7 @@ def test_nodes_reading_only_weights_are_computed_once_before_timing() -> None:
     r = run(g, {"x": x}, repeat=3)
     np.testing.assert_array_equal(r.outputs["y"], x + 0.5)
     assert r.folded == ["make_w"] and list(r.node_times) == ["add"]
-    assert r.weight_bytes == 2 * 8 + 6 * 4
+    assert r.weight_bytes == 6 * 4  # the shape only make_w read went once it had run
     timed_all = run(g, {"x": x}, fold_constants=False)
     assert timed_all.folded == [] and set(timed_all.node_times) == {"make_w", "add"}
 

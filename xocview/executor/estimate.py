@@ -2,7 +2,8 @@
 
 The estimate follows the runtime exactly where shapes are known: inputs and weights (given,
 stored or to be filled with random data) live for the whole run, as do the outputs of folded
-steps; every other tensor lives from the step that makes it to its last reader (``Step.frees``).
+steps, except those only folded steps read (``fold_frees``), which go once folding has passed
+them; every other tensor lives from the step that makes it to its last reader (``Step.frees``).
 Tensors whose shape is unknown until the run (no rank, an unnamed symbolic dimension of an
 activation) count as zero and are reported as unknown; the runtime guards those as it goes.
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from xocview.errors import RunError
 from xocview.executor.budget import format_size
-from xocview.executor.plan import Plan
+from xocview.executor.plan import Plan, fold_frees
 from xocview.model import Graph, Tensor
 from xocview.model.dtypes import DTYPES
 
@@ -125,9 +126,13 @@ def estimate_peak(
             elements = 0.0 if 0 in shape else math.prod(map(float, shape))
             # capped, so that sums and differences of live sizes never meet inf - inf
             sizes[t] = min(elements * item_bytes(graph.tensors[t].dtype), _HUGE)
-    permanent = float(sizes[plan.constants].sum()) if plan.constants else 0.0
-    permanent += sum(float(sizes[t]) for step in plan.folded for _, t in step.outputs)
-    peak = permanent + _step_peak(plan, sizes)
+    alive = float(sizes[plan.constants].sum()) if plan.constants else 0.0
+    fold_peak = alive
+    for step, dead in zip(plan.folded, fold_frees(plan), strict=True):
+        alive += sum(float(sizes[t]) for _, t in step.outputs)
+        fold_peak = max(fold_peak, alive)
+        alive -= float(sizes[dead].sum()) if dead else 0.0
+    peak = max(fold_peak, alive + _step_peak(plan, sizes))
     return Estimate(peak, sizes, known_shapes, unknown)
 
 

@@ -173,6 +173,25 @@ def all_steps(steps: list[Step]) -> list[Step]:
     return out
 
 
+def fold_frees(plan: Plan) -> list[list[int]]:
+    """Per folded step, the tensors no later step reads: freed once it has run, so that a
+    weight read through a Cast and a Transpose (an LLM's bf16 [out, in] matrices) is held
+    once, as the timed steps read it, instead of in all three forms."""
+    later = {t for step in all_steps(plan.steps) for t in step.inputs if t is not None}
+    later.update(plan.outputs)
+    last: dict[int, int] = {}
+    for k, step in enumerate(plan.folded):
+        for inner in all_steps([step]):
+            for t in inner.inputs:
+                if t is not None:
+                    last[t] = k
+    frees: list[list[int]] = [[] for _ in plan.folded]
+    for t, k in last.items():
+        if t not in later:
+            frees[k].append(t)
+    return frees
+
+
 def _split_constant_steps(steps: list[Step], constant: np.ndarray) -> tuple[list[Step], list[Step]]:
     """(steps whose inputs are all constant, the rest); ``constant`` grows with their outputs."""
     folded: list[Step] = []

@@ -19,7 +19,7 @@ from xocview.executor.failures import kernel_problem
 from xocview.executor.first_pass import FirstPassChecks
 from xocview.executor.memory import LiveBytes
 from xocview.executor.optional import Empty
-from xocview.executor.plan import Plan, Step, all_steps, make_plan
+from xocview.executor.plan import Plan, Step, all_steps, fold_frees, make_plan
 from xocview.executor.result import RunResult
 from xocview.executor.starting_values import RAISE_BUDGET, StartingValues
 from xocview.executor.threads import limited_threads, resolve_threads
@@ -141,7 +141,8 @@ class _Session(FirstPassChecks, StartingValues):
     def fold(self) -> None:
         """Compute the constant steps once; their outputs stay like weights."""
         values = self.values
-        for step in self.plan.folded:
+        frees = fold_frees(self.plan)
+        for step, dead in zip(self.plan.folded, frees, strict=True):
             self.call(step)
             self.result.folded.append(step.node_id)
             for _, t in step.outputs:
@@ -149,8 +150,15 @@ class _Session(FirstPassChecks, StartingValues):
                 if isinstance(v, np.ndarray) and not v.flags.c_contiguous:
                     # a Transpose of a weight is a strided view: every pass would read it
                     # across the grain (a tied LM head's MatMul ran several times slower)
+                    self.memory.drop(v)
                     values[t] = v = np.array(v, order="C")
+                    self.memory.add(v)
                 self.result.weight_bytes += int(getattr(v, "nbytes", 0))
+            for t in dead:  # read by no later step: only the folded forms stay
+                v = values[t]
+                self.memory.drop(v)
+                self.result.weight_bytes -= int(getattr(v, "nbytes", 0))
+                values[t] = None
         # the bodies of folded nodes ran once too
         self.result.folded.extend(self.timings.body_pass)
         self.timings.body_pass = {}
