@@ -25,6 +25,7 @@ SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
 THETA = 10000.0  # transformers' default rope theta
 LLAMA3 = {"rope_type": "llama3", "rope_theta": THETA, "factor": 8.0, "low_freq_factor": 1.0}
 LLAMA3 |= {"high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+YARN = {"factor": 4.0, "original_max_position_embeddings": 16}
 LONGROPE = {"short_factor": [1.0, 1.1, 1.3, 1.7, 2.0, 3.0, 5.0, 8.0]}
 LONGROPE |= {"long_factor": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]}
 # family -> (transformers class prefix, config class, GGUF architecture, config extra)
@@ -49,6 +50,13 @@ FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
         {"rope_parameters": {"rope_type": "linear", "rope_theta": THETA, "factor": 4.0}},
     ),
     "qwen2": ("Qwen2", "Qwen2Config", "qwen2", {}),
+    # YaRN (Qwen2.5's long-context setting): factor 4 over an original context of 16
+    "qwen2-yarn": (
+        "Qwen2",
+        "Qwen2Config",
+        "qwen2",
+        {"rope_parameters": {"rope_type": "yarn", "rope_theta": THETA} | YARN},
+    ),
     "qwen3": ("Qwen3", "Qwen3Config", "qwen3", {"head_dim": 16}),
     "phi3": ("Phi3", "Phi3Config", "phi3", {"pad_token_id": 0}),
     "mixtral": ("Mixtral", "MixtralConfig", "llama", {"num_local_experts": 4}),
@@ -214,6 +222,10 @@ def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
     if rope.get("rope_type") == "linear":  # LlamaModel.set_gguf_parameters
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(rope["factor"])
+    if rope.get("rope_type") == "yarn":  # Qwen2Model.set_gguf_parameters
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(rope["factor"])
+        w.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
     if rope.get("rope_type") == "longrope":  # Phi3MiniModel.set_gguf_parameters
         orig = cfg.original_max_position_embeddings
         scale = cfg.max_position_embeddings / orig

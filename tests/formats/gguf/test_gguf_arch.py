@@ -42,6 +42,7 @@ LIVE = [
     ("phi3-longrope", Q.Q8_0),
     ("qwen2", Q.F32),
     ("qwen2", Q.Q8_0),
+    ("qwen2-yarn", Q.F32),
     ("qwen3", Q.F32),
     ("phi3", Q.F32),
     ("phi3", Q.Q8_0),
@@ -60,6 +61,7 @@ LIVE = [
 MODEL_TYPES = {
     "llama3": "llama",
     "llama-linear": "llama",
+    "qwen2-yarn": "qwen2",
     "phi3-longrope": "phi3",
     "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe",
@@ -142,6 +144,9 @@ def test_logits_equal_transformers_on_the_files_weights(
     if family == "phi3-longrope":  # short factors and attention factor: not plain rope
         assert graph.metadata["llm"]["rope_kind"] == "longrope"
         assert "longrope: the short factors" in graph.metadata["notes"][0]
+    if family == "qwen2-yarn":
+        assert graph.metadata["llm"]["rope_kind"] == "yarn"
+        assert dict(graph.metadata["llm"]["rope_scaling"])["factor"] == 4.0
     # the q rows read back are transformers' own (llama.cpp's permutation undone)
     state = model.state_dict()
     name = {
@@ -230,7 +235,8 @@ def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> Non
     ("arch_name", "drop", "extra", "reason"),
     [
         ("mamba", "", {}, "GGUF architecture 'mamba' has no architecture template"),
-        ("llama", "", {"rope.scaling.type": "yarn"}, "rope scaling 'yarn' is not built"),
+        ("llama", "", {"rope.scaling.type": "dynamic"}, "rope scaling 'dynamic' is not built"),
+        ("llama", "", {"rope.scaling.type": "yarn"}, "'yarn' without a positive llama.rope"),
         ("llama", "", {"rope.scaling.type": "linear"}, "without a positive llama.rope.scaling"),
         ("llama", "blk.0.ffn_down", {}, "no such tensor"),
         ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),

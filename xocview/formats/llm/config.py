@@ -8,6 +8,7 @@ new reading here and a row in ``templates.TEMPLATES``, never a new builder.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -323,10 +324,10 @@ def _gguf_keys(metadata: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     if model_type is None:
         raise NotBuilt(f"GGUF architecture {shorten(arch, 60)!r} has no architecture template")
     kind = metadata.get(f"{arch}.rope.scaling.type")
-    if kind not in (None, "none", "linear"):
+    if kind not in (None, "none", "linear", "yarn"):
         raise NotBuilt(
             f"rope scaling {shorten(str(kind), 60)!r} is not built "
-            "(plain rope, linear and llama3's rope_freqs are)"
+            "(plain rope, linear, yarn and llama3's rope_freqs are)"
         )
     m = {k[len(arch) + 1 :]: v for k, v in metadata.items() if k.startswith(arch + ".")}
     m[".arch"] = arch
@@ -376,11 +377,37 @@ def _gguf_rope(
             )
         if factor != 1:
             return {"rope_kind": "linear", "rope_scaling": (("factor", float(factor)),)}
+    if m.get("rope.scaling.type") == "yarn":
+        return _gguf_yarn(m)
     if "rope_freqs.weight" in shapes:
         return {"rope_kind": "factors"}
     if model_type == "phi3" and "rope_factors_short.weight" in shapes:
         return _gguf_longrope(m)
     return {"rope_kind": "default"}
+
+
+def _gguf_yarn(m: Mapping[str, Any]) -> dict[str, Any]:
+    """YaRN as convert_hf_to_gguf writes it (factor, original context; beta_fast/slow when
+    not transformers' 32 and 1). llama.cpp's ``attn_factor`` multiplies the attention scale
+    YaRN derives from the factor, where transformers' ``attention_factor`` replaces it."""
+    factor = m.get("rope.scaling.factor")
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not factor > 0:
+        raise NotBuilt(f"rope scaling 'yarn' without a positive {m['.arch']}.rope.scaling.factor")
+    params: dict[str, Any] = {
+        "factor": float(factor),
+        "original_max_position_embeddings": _key(m, "rope.scaling.original_context_length"),
+    }
+    for key, name in (("yarn_beta_fast", "beta_fast"), ("yarn_beta_slow", "beta_slow")):
+        if f"rope.scaling.{key}" in m:
+            params[name] = _float(m, f"rope.scaling.{key}", 0.0)
+    attn = _float(m, "rope.scaling.attn_factor", 1.0)
+    if attn != 1.0:
+        params["attention_factor"] = attn * (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+    try:
+        scaled = scaling_params("yarn", params)
+    except ScalingError as e:
+        raise NotBuilt(str(e)) from None
+    return {"rope_kind": "yarn", "rope_scaling": scaled}
 
 
 def _gguf_longrope(m: Mapping[str, Any]) -> dict[str, Any]:
