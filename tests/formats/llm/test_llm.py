@@ -131,6 +131,28 @@ def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
         assert graph.node("model.layers.0.mlp").op_type == "SparseMoE"
 
 
+def test_a_gemma3_vision_language_folder_runs_its_text_model(tmp_path: Path) -> None:
+    """Gemma 3 4B and up are Gemma3ForConditionalGeneration: its text model (saved as
+    language_model.model.*) is built and gives transformers' logits for token ids."""
+    torch = pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    transformers = pytest.importorskip("transformers", reason="transformers is a bench extra")
+    torch.manual_seed(0)
+    text = SIZES | {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]}
+    vision = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1}
+    vision |= {"num_attention_heads": 2, "image_size": 28, "patch_size": 14}
+    cfg = transformers.Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4)
+    want = _save(transformers.Gemma3ForConditionalGeneration(cfg), tmp_path, None, False)
+    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "gemma3"
+    assert not_built(tmp_path) is None
+    graph = load_folder(tmp_path)
+    assert graph is not None
+    got = _logits(graph, PROMPT)
+    print(f"gemma3 vision-language: largest |difference| {np.abs(got - want).max():.2e}")
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    assert any("vision tower and projector" in n for n in graph.metadata["notes"])
+    assert graph.tensor("model.layers.0.self_attn.q_proj.weight") is not None
+
+
 def test_committed_llama_runs_as_transformers_did() -> None:
     graph = load_folder(DATA)
     assert graph is not None

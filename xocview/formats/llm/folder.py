@@ -21,6 +21,14 @@ from xocview.model import Graph, Tensor
 __all__ = ["WEIGHT_FILES", "config_path", "load_folder", "not_built", "weights_path"]
 
 WEIGHT_FILES = ("model.safetensors.index.json", "model.safetensors")
+# vision-language model_types whose text model has a template; their checkpoints name it
+# language_model.model.* (the hub's files) or model.language_model.* (transformers' modules)
+MULTIMODAL = {"gemma3"}
+_TEXT_NAMES = (
+    ("language_model.model.", "model."),
+    ("model.language_model.", "model."),
+    ("language_model.lm_head.", "lm_head."),
+)
 
 
 def config_path(path: str | Path) -> Path | None:
@@ -57,7 +65,7 @@ def not_built(path: str | Path) -> str | None:
     if weights_path(cfg_path.parent) is None:
         return "no model.safetensors or model.safetensors.index.json beside config.json"
     try:
-        from_hf(read_config(cfg_path))
+        from_hf(_text_config(read_config(cfg_path)))
     except NotBuilt as e:
         return f"{e}; shown as its tensor tree"
     except FormatError as e:
@@ -77,15 +85,45 @@ def load_folder(path: str | Path) -> Graph | None:
     if weights_file is None:
         raise FormatError(str(cfg_path), "", "no weights beside it", " or ".join(WEIGHT_FILES))
     try:
-        cfg = from_hf(raw)
+        cfg = from_hf(_text_config(raw))
     except NotBuilt:
         return None
     stored = load_safetensors(Source(weights_file))
     weights = {t.id: _stored(t) for t in stored.tensors}
+    left = 0
+    if raw.get("model_type") in MULTIMODAL:
+        text = _text_weights(weights)
+        left, weights = len(weights) - len(text), text
     name = folder.name or "model"
     graph = build_graph(cfg, TEMPLATES[cfg.model_type], weights, name, str(weights_file))
     graph.metadata["source"] = {"config": cfg_path.name, "weights": weights_file.name}
+    if left:
+        note = (
+            f"{raw['model_type']}: the text model is drawn and runs on token ids; the vision "
+            f"tower and projector ({left} tensors) are not drawn"
+        )
+        graph.metadata["notes"] = [*graph.metadata.get("notes", []), note]
     return graph
+
+
+def _text_config(raw: dict[str, Any]) -> dict[str, Any]:
+    """The config to build: a vision-language model's ``text_config`` (it ties the text
+    model's head to its embedding as the outer config says), else the config itself."""
+    text = raw.get("text_config")
+    if raw.get("model_type") not in MULTIMODAL or not isinstance(text, dict):
+        return raw
+    return {"tie_word_embeddings": raw.get("tie_word_embeddings", True)} | text
+
+
+def _text_weights(weights: dict[str, StoredTensor]) -> dict[str, StoredTensor]:
+    """The text model's tensors under the names a causal LM's checkpoint gives them."""
+    out = {}
+    for name, w in weights.items():
+        for old, new in _TEXT_NAMES:
+            if name.startswith(old):
+                out[new + name[len(old) :]] = w
+                break
+    return out
 
 
 def _stored(t: Tensor) -> StoredTensor:
