@@ -21,6 +21,8 @@ def test_a_typed_prompt_runs_the_model_and_times_its_layers(qtbot, window) -> No
     qtbot.addWidget(dialog)
     edit = dialog.paths["input_ids"]
     assert "token ids" in edit.placeholderText()
+    cache = dialog.paths["past_key_values.0.key"].placeholderText()
+    assert cache.startswith("empty cache (past 0)"), cache  # a prompt runs with nothing cached
     edit.setText("5, 9, 2,")
     options = dialog.options()
     ids = options.feeds["input_ids"]

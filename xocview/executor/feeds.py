@@ -30,6 +30,7 @@ __all__ = [
     "resolved_shape",
     "seeded_rng",
     "shape_known",
+    "starts_empty",
     "stored_value",
 ]
 
@@ -72,10 +73,15 @@ def resolved_shape(tensor: Tensor, dims: Mapping[str, int], default: int) -> tup
     return tuple(out)
 
 
+def starts_empty(name: object) -> bool:
+    """Whether a symbolic dimension is a KV cache's past length (``past_sequence_length``,
+    ``past_seq_len``...), which starts at 0: the first run of an exported LLM is its prompt,
+    with nothing cached before it."""
+    return isinstance(name, str) and name.lower().startswith("past")
+
+
 def _symbol_default(name: object, default: int) -> int:
-    """A KV cache's past length (``past_sequence_length``, ``past_seq_len``...) starts at 0:
-    the first run of an exported LLM is its prompt, with nothing cached before it."""
-    return 0 if isinstance(name, str) and name.lower().startswith("past") else default
+    return 0 if starts_empty(name) else default
 
 
 def random_value(

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from xocview.executor import unsupported_ops
+from xocview.executor.feeds import starts_empty
 from xocview.executor.onnxruntime_engine import OPTIMIZATIONS, onnxruntime_available
 from xocview.executor.threads import DEFAULT_THREADS
 from xocview.model.analyses.summary import parse_shape, shape_text
@@ -92,6 +93,8 @@ class RunDialog(QDialog):
             if token_input(tensor):
                 edit.setPlaceholderText("token ids, e.g. 1,2,3 (or a .npy file)")
                 self.tokens.add(tensor.id)
+            elif any(map(starts_empty, tensor.metadata.get("shape_symbols") or ())):
+                edit.setPlaceholderText(f"empty cache (past 0), {dtype} {shape_text(tensor)}")
             elif tensor.metadata.get("rank_unknown"):
                 edit.setPlaceholderText(f"random {dtype}, shape at right")
             else:
