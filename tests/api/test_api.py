@@ -86,7 +86,7 @@ def test_import_xocview_imports_neither_qt_nor_onnx_nor_the_api() -> None:
 
 
 def test_the_root_offers_the_api_functions_and_nothing_unknown() -> None:
-    for name in ("load", "render", "show", "profile", "diff", "overlay"):
+    for name in ("load", "render", "show", "profile", "diff", "overlay", "write_node_data"):
         assert getattr(xocview, name) is getattr(api, name)
         assert name in dir(xocview)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
