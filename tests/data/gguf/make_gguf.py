@@ -77,14 +77,14 @@ FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
         "Gemma2",
         "Gemma2Config",
         "gemma2",
-        {"head_dim": 16, "query_pre_attn_scalar": 16}
+        {"head_dim": 16, "query_pre_attn_scalar": 16, "sliding_window": 3}
         | {"attn_logit_softcapping": 5.0, "final_logit_softcapping": 3.0},
     ),
     "gemma3": (
         "Gemma3",
         "Gemma3TextConfig",
         "gemma3",
-        {"head_dim": 16, "query_pre_attn_scalar": 16},
+        {"head_dim": 16, "query_pre_attn_scalar": 16, "sliding_window": 3},
     ),
 }
 

@@ -26,10 +26,16 @@ SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
 # family -> (model class, config class, extra config); largest |difference| is printed
 FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "llama": ("LlamaForCausalLM", "LlamaConfig", {}),
-    "mistral": ("MistralForCausalLM", "MistralConfig", {"sliding_window": 16}),
+    # sliding windows of 3 keys, shorter than the prompt: every layer, or those the config says
+    "mistral": ("MistralForCausalLM", "MistralConfig", {"sliding_window": 3}),
     "qwen2": ("Qwen2ForCausalLM", "Qwen2Config", {}),
+    "qwen2-window": (  # layer 1 slides (max_window_layers 1)
+        "Qwen2ForCausalLM",
+        "Qwen2Config",
+        {"use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1},
+    ),
     "qwen3": ("Qwen3ForCausalLM", "Qwen3Config", {"head_dim": 32}),
-    "phi3": ("Phi3ForCausalLM", "Phi3Config", {"pad_token_id": 0}),
+    "phi3": ("Phi3ForCausalLM", "Phi3Config", {"pad_token_id": 0, "sliding_window": 3}),
     "llama-tied": ("LlamaForCausalLM", "LlamaConfig", {"tie_word_embeddings": True}),
     "llama-sharded": ("LlamaForCausalLM", "LlamaConfig", {}),
     "llama-bf16": ("LlamaForCausalLM", "LlamaConfig", {}),
@@ -54,12 +60,14 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "gemma2": (
         "Gemma2ForCausalLM",
         "Gemma2Config",
-        {"head_dim": 16, "attn_logit_softcapping": 5.0, "final_logit_softcapping": 3.0},
+        {"head_dim": 16, "attn_logit_softcapping": 5.0, "final_logit_softcapping": 3.0}
+        | {"sliding_window": 3},
     ),
     "gemma3": (
         "Gemma3ForCausalLM",
         "Gemma3TextConfig",
-        {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]},
+        {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]}
+        | {"sliding_window": 3},
     ),
     "phi3-partial": (
         "Phi3ForCausalLM",
@@ -121,6 +129,16 @@ def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
     got = _logits(graph, PROMPT)
     print(f"{family}: largest |difference| {np.abs(got - want).max():.2e}")
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+    # the last token decoded on the cache of the others (and through the window) agrees
+    step = decode_on_executor(graph, PROMPT)[1]
+    np.testing.assert_allclose(step[:, -1], want[:, -1], rtol=1e-3, atol=1e-4)
+    window = graph.metadata["llm"]["window"]
+    sliding = [n for n in graph.nodes if n.op_type == "SlidingWindowMask"]
+    assert (
+        len(sliding)
+        == len(graph.metadata["llm"]["sliding_layers"])
+        == ({"mistral": 2, "qwen2-window": 1, "phi3": 2, "gemma2": 1, "gemma3": 1}.get(family, 0))
+    ), (window, [n.id for n in sliding])
     if family == "mixtral":  # the experts are a group of numbered expert groups
         experts = graph.node("model.layers.1.block_sparse_moe.experts")
         kids = experts.metadata["children_ids"]
@@ -364,7 +382,12 @@ def test_config_readings() -> None:
     v4 = {k: v for k, v in base.items() if k != "rope_parameters"} | {"rope_theta": 1e6}
     assert from_hf(v4).rope_theta == 1e6
     mistral = from_hf(base | {"model_type": "mistral", "sliding_window": 4096})
-    assert "sliding_window 4096 is not drawn" in mistral.notes[0]
+    assert (mistral.window, mistral.sliding_layers, mistral.notes) == (4096, (0, 1), ())
+    qwen = base | {"model_type": "qwen2", "sliding_window": 4096, "max_window_layers": 1}
+    assert from_hf(qwen).sliding_layers == ()  # use_sliding_window is off by default
+    assert from_hf(qwen | {"use_sliding_window": True}).sliding_layers == (1,)
+    gemma = base | {"model_type": "gemma2", "sliding_window": 8, "num_hidden_layers": 4}
+    assert from_hf(gemma).sliding_layers == (0, 2)
     assert from_hf(base | {"model_type": "qwen2"}).qkv_bias
     with pytest.raises(NotBuilt, match="hidden_act 'relu'"):
         from_hf(base | {"hidden_act": "relu"})
@@ -403,3 +426,23 @@ def test_missing_tensor_and_missing_weights_are_named(tmp_path: Path) -> None:
         load_folder(folder / "config.json")
     with pytest.raises(FormatError, match=r"no config\.json"):
         load_folder(tmp_path)
+
+
+def test_a_sliding_window_graph_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path) -> None:
+    """The window's boolean mask is standard ONNX: onnxruntime gives transformers' logits,
+    for the prompt and for a decoding step on the cache."""
+    torch = pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    transformers = pytest.importorskip("transformers", reason="transformers is a bench extra")
+    ort = pytest.importorskip("onnxruntime")
+    from xocview.formats.onnx.writer import save
+
+    torch.manual_seed(0)
+    model = transformers.MistralForCausalLM(transformers.MistralConfig(**SIZES, sliding_window=3))
+    want = _save(model, tmp_path, None, False)
+    graph = load_folder(tmp_path)
+    assert graph is not None
+    save(graph, tmp_path / "m.onnx")
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"))
+    whole, step = decode_on_onnxruntime(session, graph, PROMPT)
+    np.testing.assert_allclose(whole, want, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(step[:, -1], want[:, -1], rtol=1e-3, atol=1e-4)

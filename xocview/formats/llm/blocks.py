@@ -66,12 +66,16 @@ def _attention(
     if tpl.qk_norm is not None:
         q = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[0]}", q, cfg.heads, g)
         k = _head_norm(b, cfg, tpl, f"{mod}.{tpl.qk_norm[1]}", k, cfg.kv_heads, g)
-    if rope is not None:  # each layer counts on from its own cache's length
-        pos = positions(b, x, past[0], f"{mod}.positions", g)
+    sliding = cfg.window > 0 and i in cfg.sliding_layers
+    if rope is not None or sliding:  # each layer counts on from its own cache's length
+        pos, end = positions(b, x, past[0], f"{mod}.positions", g)
+    if rope is not None:
         q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, pos, rope, g)
         k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, pos, rope, g)
+    # causal, or within the window: a mask of which keys each query sees
+    mask = _sliding_mask(b, cfg.window, pos, end, f"{mod}.sliding_window", g) if sliding else None
     attrs: dict[str, int | float] = {
-        "is_causal": 1,
+        "is_causal": 0 if sliding else 1,
         "q_num_heads": cfg.heads,
         "kv_num_heads": cfg.kv_heads,
         "scale": cfg.attn_scale or cfg.head_dim**-0.5,
@@ -88,9 +92,24 @@ def _attention(
     b.cache_outputs += present
     o = b.tensor(f"{mod}/Attention:0", [1, SEQ, qd])
     b.node(
-        "Attention", [q, k, v, None, *past], attrs, b.unique(f"{mod}/Attention"), g, [o, *present]
+        "Attention", [q, k, v, mask, *past], attrs, b.unique(f"{mod}/Attention"), g, [o, *present]
     )
     return linear(b, tpl, f"{mod}.{tpl.o_proj}", o, cfg.hidden, g)
+
+
+def _sliding_mask(b: Builder, window: int, pos: int, end: int, gid: str, parent: str) -> int:
+    """Attention's boolean mask [seq, total]: key j is seen from position p when
+    p - window < j <= p (transformers' sliding-window causal mask)."""
+    g = b.group(gid, "SlidingWindowMask", parent)
+    zero, one = b.const(f"{gid}/start", 0), b.const(f"{gid}/step", 1)
+    keys = b.op("Range", [zero, end, one], None, f"{gid}/keys", g, [TOTAL], "int64")
+    column = b.const(f"{gid}/column", [-1, 1])
+    p = b.op("Reshape", [pos, column], None, f"{gid}/queries", g, [SEQ, 1], "int64")
+    seen = b.op("LessOrEqual", [keys, p], None, f"{gid}/causal", g, [SEQ, TOTAL], "bool")
+    w = b.const(f"{gid}/window", window)
+    oldest = b.op("Sub", [p, w], None, f"{gid}/oldest", g, [SEQ, 1], "int64")
+    near = b.op("Greater", [keys, oldest], None, f"{gid}/within", g, [SEQ, TOTAL], "bool")
+    return b.op("And", [seen, near], None, f"{gid}/mask", g, [SEQ, TOTAL], "bool")
 
 
 def _head_norm(

@@ -90,7 +90,7 @@ def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int, past: int | None
         root = b.scalar(tpl.embed + "/scale", float(np.float32(cfg.hidden**0.5)))
         h = b.op("Mul", [h, root], None, tpl.embed + "/scale", None, [1, SEQ, cfg.hidden])
     if tpl.positions is not None:
-        pos = positions(b, ids, past, "positions", None)
+        pos = positions(b, ids, past, "positions", None)[0]
         table = b.weight(tpl.positions + ".weight", None)
         p = b.op("Gather", [table, pos], {"axis": 0}, tpl.positions, None, [1, SEQ, cfg.hidden])
         h = b.op("Add", [h, p], None, "embeddings/Add", None, [1, SEQ, cfg.hidden])

@@ -190,10 +190,12 @@ def norm(b: Builder, cfg: LlmConfig, tpl: Template, module: str, x: int, parent:
     )
 
 
-def positions(b: Builder, like: int, past: int | None, gid: str, parent: str | None) -> int:
-    """position_ids [1, seq] = Range(past, past + seq) from the KV cache's length and the
-    prompt's (axis 1 of ``like``), in a group of its own so that the view shows what they are
-    for, not this arithmetic."""
+def positions(
+    b: Builder, like: int, past: int | None, gid: str, parent: str | None
+) -> tuple[int, int]:
+    """(position_ids [1, seq] = Range(past, past + seq), past + seq) from the KV cache's
+    length and the prompt's (axis 1 of ``like``), in a group of its own so that the view
+    shows what they are for, not this arithmetic."""
     g = b.group(gid, "PositionIds", parent)
     n = _length(b, like, 1, f"{gid}/seq", g)
     if past is None:
@@ -204,7 +206,8 @@ def positions(b: Builder, like: int, past: int | None, gid: str, parent: str | N
     one = b.const(f"{gid}/step", 1)
     r = b.op("Range", [start, n, one], None, f"{gid}/Range", g, [SEQ], "int64")
     axes = b.const(f"{gid}/axes", [0])
-    return b.op("Unsqueeze", [r, axes], None, f"{gid}/position_ids", g, [1, SEQ], "int64")
+    pos = b.op("Unsqueeze", [r, axes], None, f"{gid}/position_ids", g, [1, SEQ], "int64")
+    return pos, n
 
 
 def _length(b: Builder, t: int, axis: int, node_id: str, g: str) -> int:

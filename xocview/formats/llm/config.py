@@ -26,7 +26,8 @@ class NotBuilt(Exception):
 
 @dataclass(frozen=True)
 class LlmConfig:
-    """What the builder needs; ``notes`` are settings read but not drawn (sliding window)."""
+    """What the builder needs; ``notes`` are settings read but not drawn (LongRoPE's long
+    factors, a vision tower)."""
 
     model_type: str
     hidden: int
@@ -57,6 +58,8 @@ class LlmConfig:
     shared_intermediate: int = 0
     norm_topk: bool = True  # the chosen experts' weights rescaled to sum to one
     dense_layers: tuple[int, ...] = ()  # layers of an MoE model with a dense MLP
+    window: int = 0  # sliding-window attention: a query sees its last ``window`` keys
+    sliding_layers: tuple[int, ...] = ()  # the layers it applies to
     notes: tuple[str, ...] = ()
 
 
@@ -176,7 +179,8 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         attn_softcap=_float(cfg, "attn_logit_softcapping", 0.0),
         final_softcap=_float(cfg, "final_logit_softcapping", 0.0),
         layer_thetas=_layer_thetas(cfg, layers),
-        notes=_notes(cfg) + _rope_notes(kind, dict(scaled)),
+        **_sliding(cfg, model_type, layers),
+        notes=_rope_notes(kind, dict(scaled)),
     )
 
 
@@ -210,15 +214,29 @@ def _moe(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, Any]
     }
 
 
-def _notes(cfg: Mapping[str, Any]) -> tuple[str, ...]:
-    """Settings read but not drawn."""
+def _sliding(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, Any]:
+    """Which layers attend within ``sliding_window``, as transformers decides: the layers
+    ``layer_types`` calls sliding; without it, every layer (Mistral, Phi-3, Mixtral), every
+    other one (Gemma 2), or with ``use_sliding_window`` those from ``max_window_layers``
+    on (Qwen)."""
     window = cfg.get("sliding_window")
-    if window and cfg.get("use_sliding_window", True):
-        return (
-            f"sliding_window {window} is not drawn: attention is full causal, "
-            "equal for prompts up to the window",
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+        return {}
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        slide = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+    elif model_type == "gemma2":
+        slide = tuple(range(0, layers, 2))
+    elif model_type.startswith("qwen"):
+        first = (
+            _int(cfg, "max_window_layers", default=0) if cfg.get("use_sliding_window") else layers
         )
-    return ()
+        slide = tuple(range(first, layers))
+    elif model_type == "gemma3_text":
+        slide = tuple(i for i in range(layers) if (i + 1) % _GEMMA3_PATTERN)
+    else:
+        slide = tuple(range(layers))
+    return {"window": window, "sliding_layers": slide} if slide else {}
 
 
 def _gpt2(cfg: Mapping[str, Any]) -> LlmConfig:
@@ -354,11 +372,16 @@ def _gguf_attention(
     if model_type == "gemma3_text":
         pattern = _GEMMA3_PATTERN
         out["layer_thetas"] = tuple(local if (i + 1) % pattern else theta for i in range(layers))
-    if window:
-        out["notes"] = (
-            f"sliding_window {window} is not drawn: attention is full causal, "
-            "equal for prompts up to the window",
-        )
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        # llama.cpp's sliding layers: Gemma 2 every other one, Gemma 3 all but every sixth,
+        # Phi-3 and Mistral-style files all
+        if model_type == "gemma2":
+            slide = tuple(range(0, layers, 2))
+        elif model_type == "gemma3_text":
+            slide = tuple(i for i in range(layers) if (i + 1) % _GEMMA3_PATTERN)
+        else:
+            slide = tuple(range(layers))
+        out["window"], out["sliding_layers"] = window, slide
     return out
 
 
