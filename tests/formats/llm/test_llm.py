@@ -340,10 +340,18 @@ def test_scaled_rope_logits_equal_transformers(kind: str, tmp_path: Path) -> Non
     got = _logits(graph, LONG_PROMPT)
     print(f"{kind}: largest |difference| {np.abs(got - want).max():.2e}")
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
-    if kind == "longrope":  # the short factors hold only within the original context
-        assert "longrope: the short factors" in graph.metadata["notes"][0]
-        with pytest.raises(RunError, match=r"position_ids must be in 0\.\.31"):
-            _logits(graph, np.zeros((1, 33), dtype=np.int64))
+    if kind == "longrope":  # past the original 32 positions the long factors take over
+        assert "notes" not in graph.metadata
+        longer = (np.arange(40, dtype=np.int64)[None, :] * 37 + 5) % 128
+        with torch.no_grad():
+            want_long = model(torch.from_numpy(longer)).logits.numpy()
+        got_long = _logits(graph, longer)
+        print(f"longrope, 40 tokens: largest |difference| {np.abs(got_long - want_long).max():.2e}")
+        np.testing.assert_allclose(got_long, want_long, rtol=1e-3, atol=1e-4)
+        step = decode_on_executor(graph, longer)[1]  # the cache crosses into the long table
+        np.testing.assert_allclose(step[:, -1], want_long[:, -1], rtol=1e-3, atol=1e-4)
+        with pytest.raises(RunError, match=r"position_ids must be in 0\.\.95"):
+            _logits(graph, np.zeros((1, 65), dtype=np.int64))
 
 
 def test_rope_scaling_refused_by_name(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ def decoder_block(
     tpl: Template,
     i: int,
     h: int,
-    rope: tuple[int, int] | None,
+    rope: tuple[int, int, int] | None,
     past: tuple[int, int],
 ) -> int:
     """Block ``i`` reading the residual stream ``h`` and its KV cache ``past`` (key, value);
@@ -46,7 +46,7 @@ def _attention(
     tpl: Template,
     mod: str,
     x: int,
-    rope: tuple[int, int] | None,
+    rope: tuple[int, int, int] | None,
     past: tuple[int, int],
     i: int,
     parent: str,
@@ -70,8 +70,9 @@ def _attention(
     if rope is not None or sliding:  # each layer counts on from its own cache's length
         pos, end = positions(b, x, past[0], f"{mod}.positions", g)
     if rope is not None:
-        q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, pos, rope, g)
-        k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, pos, rope, g)
+        rows = _long_rows(b, pos, end, rope[2], f"{mod}.positions") if rope[2] else pos
+        q = _rotate(b, cfg, f"{mod}/rotary_q", q, cfg.heads, rows, rope, g)
+        k = _rotate(b, cfg, f"{mod}/rotary_k", k, cfg.kv_heads, rows, rope, g)
     # causal, or within the window: a mask of which keys each query sees
     mask = _sliding_mask(b, cfg.window, pos, end, f"{mod}.sliding_window", g) if sliding else None
     attrs: dict[str, int | float] = {
@@ -95,6 +96,17 @@ def _attention(
         "Attention", [q, k, v, mask, *past], attrs, b.unique(f"{mod}/Attention"), g, [o, *present]
     )
     return linear(b, tpl, f"{mod}.{tpl.o_proj}", o, cfg.hidden, g)
+
+
+def _long_rows(b: Builder, pos: int, end: int, old: int, g: str) -> int:
+    """The cache rows LongRoPE reads: the positions while the prompt and its cache stay
+    within the original context ``old``, else the long table's, ``old`` rows on (as
+    transformers switches factors on the sequence's length)."""
+    limit = b.const(f"{g}/original_context", old)
+    past = b.op("Greater", [end, limit], None, f"{g}/past_original", g, [], "bool")
+    shift = b.op("Cast", [past], {"to": 7}, f"{g}/long", g, [], "int64")
+    offset = b.op("Mul", [shift, limit], None, f"{g}/offset", g, [], "int64")
+    return b.op("Add", [pos, offset], None, f"{g}/rows", g, [1, SEQ], "int64")
 
 
 def _sliding_mask(b: Builder, window: int, pos: int, end: int, gid: str, parent: str) -> int:
@@ -134,7 +146,7 @@ def _rotate(
     x: int,
     heads: int,
     pos: int,
-    rope: tuple[int, int],
+    rope: tuple[int, int, int],
     g: str,
 ) -> int:
     attrs = {"num_heads": heads}

@@ -26,11 +26,12 @@ from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node
 
-__all__ = ["FREQ_FACTORS", "OPSET", "SHORT_FACTORS", "build_graph"]
+__all__ = ["FREQ_FACTORS", "LONG_FACTORS", "OPSET", "SHORT_FACTORS", "build_graph"]
 
 OPSET = 23
 FREQ_FACTORS = "rope_freqs.weight"  # llama.cpp's per-frequency divisors (Llama 3.1 GGUF)
 SHORT_FACTORS = "rope_factors_short.weight"  # Phi-3's longrope short factors in a GGUF
+LONG_FACTORS = "rope_factors_long.weight"  # ... and its long ones
 
 
 def build_graph(
@@ -118,31 +119,43 @@ def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:
     return out
 
 
-def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[int, int]:
+def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[int, int, int]:
     """cos and sin of every position's angles, computed on first use as transformers does
     (float32 inverse frequencies from rope theta, scaled as the config's rope kind says;
-    a GGUF's ``rope_freqs.weight`` divides them as llama.cpp does)."""
+    a GGUF's ``rope_freqs.weight`` divides them as llama.cpp does), and the row where a
+    second table starts (0: none). LongRoPE's caches are two tables one after the other:
+    the original context's rows with the short factors, then every position's with the long
+    ones, which a prompt reaching past the original context reads (``long_rows``)."""
     rot = cfg.rotary_dim or cfg.head_dim
     params = dict(cfg.rope_scaling)
+    old = int(params.get("original_max_position_embeddings", 0))
+    stored = {"factors": FREQ_FACTORS, "longrope": SHORT_FACTORS}.get(cfg.rope_kind, "")
+    factors = _factors(b, stored, rot)
+    long_factors = _factors(b, LONG_FACTORS, rot) if cfg.rope_kind == "longrope" else None
+    has_long = cfg.rope_kind == "longrope" and ("long_factor" in params or long_factors is not None)
     rows = cfg.max_positions
     if cfg.rope_kind == "longrope":  # the short factors hold within the original context
-        rows = min(rows, int(params["original_max_position_embeddings"]))
+        rows = min(rows, old) + (cfg.max_positions if has_long else 0)
     shape = [rows, rot // 2]
-    stored = {"factors": FREQ_FACTORS, "longrope": SHORT_FACTORS}.get(cfg.rope_kind, "")
-    factors = b.weights.get(stored)
-    if factors is not None and list(factors[0]) != [rot // 2]:
-        raise FormatError(
-            b.file, stored, f"shape {list(factors[0])}", f"[{rot // 2}] frequency factors"
-        )
+
+    def angles(long: bool, count: int) -> tuple[np.ndarray, float]:
+        inv, scale = inv_freq(cfg.rope_kind, params, theta, rot, cfg.max_positions, long)
+        divisors = long_factors if long else factors
+        if divisors is not None:
+            inv = (inv / divisors[2]().astype(np.float32)).astype(np.float32)
+        return np.arange(count, dtype=np.float32)[:, None] * inv[None, :], scale
 
     def table(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[], np.ndarray]:
         def make() -> np.ndarray:
-            inv, scale = inv_freq(cfg.rope_kind, params, theta, rot, cfg.max_positions)
-            if factors is not None:
-                inv = (inv / factors[2]().astype(np.float32)).astype(np.float32)
-            angles = np.arange(rows, dtype=np.float32)[:, None] * inv[None, :]
-            out = fn(angles)
-            return (out * np.float32(scale) if scale != 1.0 else out).astype(np.float32)
+            parts = [(False, rows if not has_long else min(cfg.max_positions, old))]
+            if has_long:
+                parts.append((True, cfg.max_positions))
+            out = []
+            for long, count in parts:
+                a, scale = angles(long, count)
+                values = fn(a)
+                out.append(values * np.float32(scale) if scale != 1.0 else values)
+            return np.concatenate(out).astype(np.float32)
 
         return make
 
@@ -150,6 +163,18 @@ def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[
     sin = b.tensor(label + ".sin_cache", shape, "float32", "weight", table(np.sin))
     if cfg.rope_kind not in ("default", "none"):
         how = f"rope scaling {cfg.rope_kind!r}" + (f" ({stored})" if factors else "")
+        if has_long:
+            how += f"; rows from {min(cfg.max_positions, old)} on with the long factors"
         for t in (cos, sin):
             b.g.tensors[t].metadata["values"] = f"computed from rope theta with {how}"
-    return cos, sin
+    return cos, sin, min(cfg.max_positions, old) if has_long else 0
+
+
+def _factors(b: Builder, stored: str, rot: int) -> StoredTensor | None:
+    """A GGUF's stored frequency divisors, checked to be one per rotated pair."""
+    factors = b.weights.get(stored) if stored else None
+    if factors is not None and list(factors[0]) != [rot // 2]:
+        raise FormatError(
+            b.file, stored, f"shape {list(factors[0])}", f"[{rot // 2}] frequency factors"
+        )
+    return factors

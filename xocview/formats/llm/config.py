@@ -185,8 +185,9 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
 
 
 def _rope_notes(kind: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Phi-3's long factors take over past the original context; the graph holds the short."""
-    if kind != "longrope":
+    """Phi-3's long factors take over past the original context; without them (a config
+    or file holding only the short ones) the graph stops there."""
+    if kind != "longrope" or "long_factor" in params:
         return ()
     old = params["original_max_position_embeddings"]
     return (
@@ -405,7 +406,7 @@ def _gguf_rope(
     if "rope_freqs.weight" in shapes:
         return {"rope_kind": "factors"}
     if model_type == "phi3" and "rope_factors_short.weight" in shapes:
-        return _gguf_longrope(m)
+        return _gguf_longrope(m, "rope_factors_long.weight" in shapes)
     return {"rope_kind": "default"}
 
 
@@ -433,9 +434,9 @@ def _gguf_yarn(m: Mapping[str, Any]) -> dict[str, Any]:
     return {"rope_kind": "yarn", "rope_scaling": scaled}
 
 
-def _gguf_longrope(m: Mapping[str, Any]) -> dict[str, Any]:
-    """Phi-3's LongRoPE as its converter writes it: the short factors a tensor, the
-    original context and the attention factor keys."""
+def _gguf_longrope(m: Mapping[str, Any], has_long: bool) -> dict[str, Any]:
+    """Phi-3's LongRoPE as its converter writes it: the short and long factors tensors,
+    the original context and the attention factor keys."""
     old = _key(m, "rope.scaling.original_context_length")
     params: dict[str, Any] = {"original_max_position_embeddings": old}
     attn = m.get("rope.scaling.attn_factor")
@@ -444,7 +445,7 @@ def _gguf_longrope(m: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "rope_kind": "longrope",
         "rope_scaling": tuple(sorted(params.items())),
-        "notes": _rope_notes("longrope", params),
+        "notes": () if has_long else _rope_notes("longrope", params),
     }
 
 

@@ -24,7 +24,10 @@ SCALED: dict[str, tuple[str, ...]] = {
         *("factor", "original_max_position_embeddings", "beta_fast", "beta_slow"),
         *("mscale", "mscale_all_dim", "attention_factor", "truncate"),
     ),
-    "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor"),
+    "longrope": (
+        *("factor", "original_max_position_embeddings", "attention_factor"),
+        *("short_factor", "long_factor"),
+    ),
 }
 _REQUIRED = {
     "linear": ("factor",),
@@ -52,9 +55,9 @@ def scaling_params(kind: str, params: Mapping[str, Any]) -> tuple[tuple[str, Any
             if key in _REQUIRED[kind]:
                 raise ScalingError(f"rope scaling {kind!r} has no {key}")
             continue
-        if key == "short_factor":
+        if key in ("short_factor", "long_factor"):
             if not isinstance(value, list) or not all(_number(v) and v > 0 for v in value):
-                raise ScalingError(f"rope scaling {kind!r}: short_factor is not a list of numbers")
+                raise ScalingError(f"rope scaling {kind!r}: {key} is not a list of numbers")
             value = tuple(float(v) for v in value)
         elif key == "truncate":
             value = bool(value)
@@ -67,10 +70,16 @@ def scaling_params(kind: str, params: Mapping[str, Any]) -> tuple[tuple[str, Any
 
 
 def inv_freq(
-    kind: str, params: Mapping[str, Any], theta: float, rot: int, max_positions: int
+    kind: str,
+    params: Mapping[str, Any],
+    theta: float,
+    rot: int,
+    max_positions: int,
+    long: bool = False,
 ) -> tuple[np.ndarray, float]:
     """float32 inverse frequencies of ``rot`` rotated features and the factor cos and sin are
-    multiplied by, as transformers' ``_compute_{kind}_parameters``."""
+    multiplied by, as transformers' ``_compute_{kind}_parameters``; ``long``: LongRoPE's
+    frequencies past the original context."""
     exponent = np.arange(0, rot, 2, dtype=np.int64).astype(np.float32) / np.float32(rot)
     pos_freqs = np.float32(theta) ** exponent
     inv = (np.float32(1.0) / pos_freqs).astype(np.float32)
@@ -81,7 +90,7 @@ def inv_freq(
     if kind == "yarn":
         return _yarn(pos_freqs, params, theta, rot)
     if kind == "longrope":
-        return _longrope(exponent, params, theta, rot, max_positions)
+        return _longrope(exponent, params, theta, rot, max_positions, long)
     return inv, 1.0
 
 
@@ -137,20 +146,26 @@ def _yarn(
 
 
 def _longrope(
-    exponent: np.ndarray, p: Mapping[str, Any], theta: float, rot: int, max_positions: int
+    exponent: np.ndarray,
+    p: Mapping[str, Any],
+    theta: float,
+    rot: int,
+    max_positions: int,
+    long: bool,
 ) -> tuple[np.ndarray, float]:
-    """Phi-3's LongRoPE for prompts within the original context: the short factors divide
-    the frequencies (a GGUF's ``rope_factors_short.weight`` does, later); cos and sin are
-    scaled by the attention factor."""
+    """Phi-3's LongRoPE: the short factors divide the frequencies within the original
+    context, the long ones past it (a GGUF's ``rope_factors_short``/``_long.weight`` do,
+    later); cos and sin are scaled by the attention factor either way."""
     old = p["original_max_position_embeddings"]
     factor = p.get("factor") or max_positions / old
     attention = p.get("attention_factor")
     if attention is None:
         attention = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(old))
-    short = np.asarray(p.get("short_factor", [1.0] * (rot // 2)), dtype=np.float32)
-    if short.shape != (rot // 2,):
+    key = "long_factor" if long else "short_factor"
+    divisors = np.asarray(p.get(key, [1.0] * (rot // 2)), dtype=np.float32)
+    if divisors.shape != (rot // 2,):
         raise ScalingError(
-            f"rope scaling 'longrope': short_factor has {short.size} values, not {rot // 2}"
+            f"rope scaling 'longrope': {key} has {divisors.size} values, not {rot // 2}"
         )
-    inv = np.float32(1.0) / (short * np.float32(theta) ** exponent)
+    inv = np.float32(1.0) / (divisors * np.float32(theta) ** exponent)
     return inv.astype(np.float32), float(attention)
