@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from xocview.formats.gguf.header import TensorInfo
-from xocview.formats.gguf.quants import GGML_TYPES, QK_K, _bits, _nibbles
+from xocview.formats.gguf.quants import GGML_TYPES, QK_K, bits, e8m0_half, nibbles
 from xocview.formats.llm.gguf_names import Mapped, unpermute
 from xocview.model import Graph, Node, Tensor
 
@@ -67,29 +67,26 @@ def _q8_0(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _q4_0(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _signed(_nibbles(b[:, 2:], 1, 16), 8), _f16(b[:, :2])
+    return _signed(nibbles(b[:, 2:], 1, 16), 8), _f16(b[:, :2])
 
 
 def _q5_0(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    q = _nibbles(b[:, 6:], 1, 16) | (_bits(b[:, 2:6], 32) << np.uint8(4))
+    q = nibbles(b[:, 6:], 1, 16) | (bits(b[:, 2:6], 32) << np.uint8(4))
     return _signed(q, 16), _f16(b[:, :2])
 
 
 def _iq4_nl(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _IQ4_LEVELS[_nibbles(b[:, 2:], 1, 16)], _f16(b[:, :2])
+    return _IQ4_LEVELS[nibbles(b[:, 2:], 1, 16)], _f16(b[:, :2])
 
 
 def _mxfp4(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    e = b[:, :1].astype(np.uint32)
-    # ggml_e8m0_to_fp32_half: 2^(e-128) as float32 bits, subnormal for e 0 and 1
-    bits = np.where(e < 2, np.uint32(0x00200000) << e, (e - np.uint32(1)) << np.uint32(23))
-    return _E2M1_DOUBLED[_nibbles(b[:, 1:], 1, 16)], bits.astype(np.uint32).view(np.float32)
+    return _E2M1_DOUBLED[nibbles(b[:, 1:], 1, 16)], e8m0_half(b[:, :1])
 
 
 def _q6_k(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = b.shape[0]
     ql, qh, sc, d = b[:, :128], b[:, 128:192], b[:, 192:208], _f16(b[:, 208:210])
-    low = _nibbles(ql, 2, 64).reshape(n, 8, 32)
+    low = nibbles(ql, 2, 64).reshape(n, 8, 32)
     shift = np.array([0, 2, 4, 6], np.uint8).reshape(1, 1, 4, 1)
     high = ((qh.reshape(n, 2, 1, 32) >> shift) & np.uint8(3)).reshape(n, 8, 32)
     q = _signed(low | (high << np.uint8(4)), 32).reshape(n, QK_K)
@@ -112,10 +109,10 @@ def _q3_k(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _iq4_xs(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = b.shape[0]
-    low = _nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
+    low = nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
     high = np.ascontiguousarray(b[:, 2:4]).view("<u2") >> np.arange(0, 16, 2, dtype=np.uint16)
     ls = _signed(low | ((high & 3).astype(np.uint8) << np.uint8(4)), 32)
-    q = _IQ4_LEVELS[_nibbles(b[:, 8:], 8, 16)]
+    q = _IQ4_LEVELS[nibbles(b[:, 8:], 8, 16)]
     return q, _f16(b[:, :2]) * ls.astype(np.float32)
 
 

@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GGML_TYPES", "GGMLType", "dequantize", "tensor_bytes"]
+__all__ = [
+    "GGML_TYPES",
+    "QK_K",
+    "GGMLType",
+    "bits",
+    "dequantize",
+    "e8m0_half",
+    "nibbles",
+    "tensor_bytes",
+]
 
 QK_K = 256
 _F16 = np.dtype("<f2")
@@ -43,14 +52,14 @@ def _scale(raw: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(raw).view(_F16).astype(np.float32)
 
 
-def _nibbles(qs: np.ndarray, groups: int, width: int) -> np.ndarray:
+def nibbles(qs: np.ndarray, groups: int, width: int) -> np.ndarray:
     """Low nibbles of each ``width``-byte group, then its high nibbles: ``(n, groups*2*width)``."""
     n = qs.shape[0]
     q = qs.reshape(n, groups, 1, width) >> np.array([0, 4], np.uint8).reshape(1, 1, 2, 1)
     return (q & np.uint8(0x0F)).reshape(n, -1)
 
 
-def _bits(raw: np.ndarray, count: int) -> np.ndarray:
+def bits(raw: np.ndarray, count: int) -> np.ndarray:
     """Bit i of a little-endian bit field (bytes ``(n, count//8)``) as ``(n, count)`` uint8."""
     return np.unpackbits(np.ascontiguousarray(raw), axis=-1, count=count, bitorder="little")
 
@@ -60,17 +69,17 @@ def _q8_0(b: np.ndarray) -> np.ndarray:
 
 
 def _q4_0(b: np.ndarray) -> np.ndarray:
-    q = _nibbles(b[:, 2:], 1, 16).astype(np.float32) - 8.0
+    q = nibbles(b[:, 2:], 1, 16).astype(np.float32) - 8.0
     return _scale(b[:, :2]) * q
 
 
 def _q4_1(b: np.ndarray) -> np.ndarray:
-    return _scale(b[:, :2]) * _nibbles(b[:, 4:], 1, 16).astype(np.float32) + _scale(b[:, 2:4])
+    return _scale(b[:, :2]) * nibbles(b[:, 4:], 1, 16).astype(np.float32) + _scale(b[:, 2:4])
 
 
 def _five_bit(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Values 0..31 of a 32-value block: 4 low bits from nibbles, the fifth from a bit field."""
-    return (_nibbles(low, 1, 16) | (_bits(high, 32) << np.uint8(4))).astype(np.float32)
+    return (nibbles(low, 1, 16) | (bits(high, 32) << np.uint8(4))).astype(np.float32)
 
 
 def _q5_0(b: np.ndarray) -> np.ndarray:
@@ -121,7 +130,7 @@ def _q4_k(b: np.ndarray) -> np.ndarray:
     sc, mn = _k_scales(b[:, 4:16])
     dl = (_scale(b[:, :2]) * sc).reshape(n, 8, 1)
     ml = (_scale(b[:, 2:4]) * mn).reshape(n, 8, 1)
-    q = _nibbles(b[:, 16:], 4, 32).reshape(n, 8, 32).astype(np.float32)
+    q = nibbles(b[:, 16:], 4, 32).reshape(n, 8, 32).astype(np.float32)
     return (dl * q - ml).reshape(n, QK_K)
 
 
@@ -130,7 +139,7 @@ def _q5_k(b: np.ndarray) -> np.ndarray:
     sc, mn = _k_scales(b[:, 4:16])
     dl = (_scale(b[:, :2]) * sc).reshape(n, 8, 1)
     ml = (_scale(b[:, 2:4]) * mn).reshape(n, 8, 1)
-    low = _nibbles(b[:, 48:], 4, 32).reshape(n, 8, 32)
+    low = nibbles(b[:, 48:], 4, 32).reshape(n, 8, 32)
     qh = (b[:, 16:48].reshape(n, 1, 32) >> np.arange(8, dtype=np.uint8).reshape(1, 8, 1)) & 1
     q = (low | (qh << np.uint8(4))).astype(np.float32)
     return (dl * q - ml).reshape(n, QK_K)
@@ -139,7 +148,7 @@ def _q5_k(b: np.ndarray) -> np.ndarray:
 def _q6_k(b: np.ndarray) -> np.ndarray:
     n = b.shape[0]
     ql, qh, scales, d = b[:, :128], b[:, 128:192], b[:, 192:208], _scale(b[:, 208:210])
-    low = _nibbles(ql, 2, 64).reshape(n, 8, 32)
+    low = nibbles(ql, 2, 64).reshape(n, 8, 32)
     shift = np.array([0, 2, 4, 6], np.uint8).reshape(1, 1, 4, 1)
     high = ((qh.reshape(n, 2, 1, 32) >> shift) & np.uint8(3)).reshape(n, 8, 32)
     q = (low | (high << np.uint8(4))).astype(np.float32) - 32.0
@@ -160,23 +169,28 @@ _E2M1_DOUBLED = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -1
 
 
 def _iq4_nl(b: np.ndarray) -> np.ndarray:
-    return _scale(b[:, :2]) * _IQ4_LEVELS[_nibbles(b[:, 2:], 1, 16)]
+    return _scale(b[:, :2]) * _IQ4_LEVELS[nibbles(b[:, 2:], 1, 16)]
 
 
 def _iq4_xs(b: np.ndarray) -> np.ndarray:
     n = b.shape[0]
-    low = _nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
+    low = nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
     high = np.ascontiguousarray(b[:, 2:4]).view("<u2") >> np.arange(0, 16, 2, dtype=np.uint16)
     sc = (low | ((high & 3).astype(np.uint8) << np.uint8(4))).astype(np.float32) - 32.0
-    q = _IQ4_LEVELS[_nibbles(b[:, 8:], 8, 16)].reshape(n, 8, 32)
+    q = _IQ4_LEVELS[nibbles(b[:, 8:], 8, 16)].reshape(n, 8, 32)
     return ((_scale(b[:, :2]) * sc).reshape(n, 8, 1) * q).reshape(n, QK_K)
 
 
+def e8m0_half(e: np.ndarray) -> np.ndarray:
+    """Half the E8M0 scale 2^(e-127) of exponent bytes ``e``, as float32 built from its bits
+    (ggml_e8m0_to_fp32_half; subnormal for e 0 and 1)."""
+    e = e.astype(np.uint32)
+    f32 = np.where(e < 2, np.uint32(0x00200000) << e, (e - np.uint32(1)) << np.uint32(23))
+    return f32.astype(np.uint32).view(np.float32)
+
+
 def _mxfp4(b: np.ndarray) -> np.ndarray:
-    e = b[:, :1].astype(np.uint32)
-    # half the E8M0 scale 2^(e-127) as float32 bits (ggml_e8m0_to_fp32_half)
-    bits = np.where(e < 2, np.uint32(0x00200000) << e, (e - np.uint32(1)) << np.uint32(23))
-    return bits.astype(np.uint32).view(np.float32) * _E2M1_DOUBLED[_nibbles(b[:, 1:], 1, 16)]
+    return e8m0_half(b[:, :1]) * _E2M1_DOUBLED[nibbles(b[:, 1:], 1, 16)]
 
 
 def _bf16(b: np.ndarray) -> np.ndarray:
