@@ -33,7 +33,15 @@ from typing import Any
 import numpy as np
 
 from xocview.formats.gguf.header import TensorInfo
-from xocview.formats.gguf.quants import GGML_TYPES, QK_K, bits, e8m0_half, nibbles
+from xocview.formats.gguf.quants import (
+    E2M1_DOUBLED,
+    GGML_TYPES,
+    IQ4_LEVELS,
+    QK_K,
+    bits,
+    e8m0_half,
+    nibbles,
+)
 from xocview.formats.llm.gguf_names import Mapped, unpermute
 from xocview.model import Graph, Node, Tensor
 
@@ -44,10 +52,6 @@ Place = tuple[TensorInfo, Mapped, Callable[[], np.ndarray]]  # the tensor, where
 Splitter = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 # kvalues_iq4nl, and MXFP4's E2M1 values doubled (ggml's kvalues_mxfp4), as int8
-_IQ4_LEVELS = np.array(
-    [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.int8
-)
-_E2M1_DOUBLED = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.int8)
 # Blocks split at once: ~4M values, so a large tensor's temporaries stay a few tens of MB.
 _CHUNK_VALUES = 1 << 22
 
@@ -76,11 +80,11 @@ def _q5_0(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _iq4_nl(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _IQ4_LEVELS[nibbles(b[:, 2:], 1, 16)], _f16(b[:, :2])
+    return IQ4_LEVELS[nibbles(b[:, 2:], 1, 16)], _f16(b[:, :2])
 
 
 def _mxfp4(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _E2M1_DOUBLED[nibbles(b[:, 1:], 1, 16)], e8m0_half(b[:, :1])
+    return E2M1_DOUBLED[nibbles(b[:, 1:], 1, 16)], e8m0_half(b[:, :1])
 
 
 def _q6_k(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,7 +116,7 @@ def _iq4_xs(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     low = nibbles(b[:, 4:8].reshape(n, 4, 1), 4, 1).reshape(n, 4, 2).reshape(n, 8)
     high = np.ascontiguousarray(b[:, 2:4]).view("<u2") >> np.arange(0, 16, 2, dtype=np.uint16)
     ls = _signed(low | ((high & 3).astype(np.uint8) << np.uint8(4)), 32)
-    q = _IQ4_LEVELS[nibbles(b[:, 8:], 8, 16)]
+    q = IQ4_LEVELS[nibbles(b[:, 8:], 8, 16)]
     return q, _f16(b[:, :2]) * ls.astype(np.float32)
 
 

@@ -162,10 +162,13 @@ def _q8_k(b: np.ndarray) -> np.ndarray:
 
 
 # IQ4_NL/IQ4_XS's non-linear 4-bit levels, and MXFP4's e2m1 values doubled
-_IQ4_LEVELS = np.array(
-    [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32
+# ggml's int8 code books: IQ4's non-linear levels, and MXFP4's E2M1 values doubled
+IQ4_LEVELS = np.array(
+    [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.int8
 )
-_E2M1_DOUBLED = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float32)
+E2M1_DOUBLED = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.int8)
+_IQ4_LEVELS = IQ4_LEVELS.astype(np.float32)
+_E2M1_DOUBLED = E2M1_DOUBLED.astype(np.float32)
 
 
 def _iq4_nl(b: np.ndarray) -> np.ndarray:
