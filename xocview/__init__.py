@@ -2,7 +2,8 @@
 
 The Python API (``xocview.load``, ``render``, ``show``, ``profile``, ``diff``, ``overlay``,
 ``write_node_data``) is offered lazily: ``import xocview`` stays cheap and imports neither Qt
-nor onnx until a call needs them (the command line and the window import this package for ``__version__``).
+nor onnx until a call needs them (the command line and the window import this package for
+``__version__``).
 """
 
 from __future__ import annotations
