@@ -26,6 +26,9 @@ MIN_LAYERS = 1  # the fewest layers a column holds
 # A drawing no taller than this is never wrapped: it fits a 1,300 x 800 canvas at a zoom where
 # titles read (0.7 shows 1,140 layout units).
 MIN_HEIGHT = 1140.0
+# Columns are worth their lanes only when the tallest is clearly shorter than the whole: a
+# top level of an input, one tall frame and an output would put the input in a column alone.
+WORTH = 0.8
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,10 @@ def plan_columns(
     if not len(cuts):
         return None
     first = np.concatenate([[0], cuts + 1]).astype(_I)
+    last = np.append(first[1:] - 1, layers - 1)
+    if float((bottom[last] - top[first]).max()) > WORTH * height:
+        return None  # a layer as tall as the rest (a frame): columns beside it only scatter
+
     k = len(first)
     column_of_rank = np.repeat(np.arange(k), np.diff(np.append(first, layers)))
     col = column_of_rank[rank]
@@ -154,7 +161,6 @@ def plan_columns(
     lane_top = MARGIN + LANE * float(lanes.max()) if len(lanes) else 0.0
     dx = start - left
     dy = lane_top + MARGIN - top[first]
-    last = np.append(first[1:] - 1, layers - 1)
     cut_y = (bottom[cuts] + top[cuts + 1]) / 2
     return Columns(
         first_rank=first,

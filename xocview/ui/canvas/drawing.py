@@ -244,7 +244,12 @@ def build_drawing(
         width=res.width,
         height=res.height,
     )
-    if direction == "TB":
+    depth = _frame_depths(parent)
+    order = sorted(range(len(frames)), key=lambda k: int(depth[k]))  # outermost painted first
+    d.frames = [(frames[k], res.outlines[k]) for k in order]
+    d.frame_titles = [frame_titles[k] for k in order]
+    d.frame_depth = depth[np.asarray(order, dtype=np.int64)]
+    if direction == "TB":  # after the frames: an input never moves onto one
         inputs_above_readers(d)
     d.edge_box = _boxes_of(res.points)
     d.keys = keys
@@ -254,11 +259,6 @@ def build_drawing(
     if nest is not None:
         d.layout_state = getattr(res, "state", None)
         d.layout_of = graph.index
-    depth = _frame_depths(parent)
-    order = sorted(range(len(frames)), key=lambda k: int(depth[k]))  # outermost painted first
-    d.frames = [(frames[k], res.outlines[k]) for k in order]
-    d.frame_titles = [frame_titles[k] for k in order]
-    d.frame_depth = depth[np.asarray(order, dtype=np.int64)]
     return d
 
 

@@ -56,4 +56,15 @@ def _clear(d: Drawing, k: int, c: int, x: float) -> bool:
     down = (d.y + d.h / 2 > top) & (d.y - d.h / 2 < bottom)
     hit = across & down
     hit[[k, c]] = False
-    return not bool(hit.any())
+    return not bool(hit.any()) and not _in_a_frame(d, x, half, top, d.y[k] + d.h[k] / 2)
+
+
+def _in_a_frame(d: Drawing, x: float, half: float, top: float, bottom: float) -> bool:
+    """The input's new place would lie on a frame (its title or border): a frame beside the
+    input in its row, whose reader is inside it, starts as high as the input does."""
+    for _, corners in d.frames:
+        x0, y0 = corners.min(axis=0)
+        x1, y1 = corners.max(axis=0)
+        if x0 < x + half and x - half < x1 and y0 < bottom and top < y1:
+            return True
+    return False
