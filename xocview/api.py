@@ -492,7 +492,20 @@ def show(source: object, *, name: str | None = None, watch: bool = False) -> Non
         raise ApiError(f"watch=True needs a path to watch; got {_type_name(source)}")
     from xocview.ui.show_client import show_graph
 
-    show_graph(graph, name=name, path=path, watch=watch)
+    show_graph(graph, name=name, path=path, watch=watch, onnx_bytes=_onnx_bytes(source))
+
+
+def _onnx_bytes(source: object) -> bytes | None:
+    """The serialized model of a ModelProto or a torch.onnx program, which the window reads
+    with its weights' values (the XOC JSON of the graph keeps none); None for other sources
+    and for models over protobuf's 2 GB."""
+    model: Any = getattr(source, "model_proto", source)
+    if not _is_model_proto(model):
+        return None
+    try:
+        return bytes(model.SerializeToString())
+    except ValueError:  # over 2 GB: the graph goes as XOC JSON
+        return None
 
 
 def profile(

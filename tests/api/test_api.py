@@ -319,8 +319,12 @@ def test_show_passes_the_graph_and_the_path_it_came_from(monkeypatch: pytest.Mon
     assert xocview.show(str(TINY), name="t", watch=True) is None
     assert calls[0]["path"] == TINY and calls[0]["name"] == "t" and calls[0]["watch"] is True
     assert len(calls[0]["graph"].nodes) == 44
-    xocview.show(small_model())
+    model = small_model()
+    xocview.show(model)
     assert calls[1]["path"] is None and calls[1]["name"] is None and calls[1]["watch"] is False
+    # a ModelProto goes as its own bytes, so the window has its weights' values
+    assert onnx.load_from_string(calls[1]["onnx_bytes"]) == model
+    assert calls[0]["onnx_bytes"] is None  # a path goes as itself
     with pytest.raises(ApiError, match="watch=True needs a path"):
         xocview.show(small_model(), watch=True)
 

@@ -262,3 +262,34 @@ def test_watch_needs_a_file_xocview_reads(name, tmp_path: Path) -> None:  # type
     odd.write_text("not a graph", encoding="utf-8")
     with pytest.raises(XocviewError, match=r"notes\.txt"):
         show_graph(tiny(), path=odd, watch=True)
+
+
+def test_a_model_shown_from_its_bytes_keeps_its_weights_values(qtbot, served) -> None:  # type: ignore[no-untyped-def]
+    """XOC JSON holds no weight values: a ModelProto goes as its own bytes, so the window can
+    show its weights' statistics and run it on them."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import xocview
+
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+            "weighted",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+            [numpy_helper.from_array(w, "w")],
+        ),
+        opset_imports=[helper.make_opsetid("", 21)],
+    )
+    data = model.SerializeToString()
+    graph = xocview.load(data)
+    call(qtbot, lambda: show_graph(graph, name="weighted", onnx_bytes=data))
+
+    view = settled(qtbot, served, 1)
+    np.testing.assert_array_equal(view.doc.graph.tensor("w").data, w)
+    assert view.doc.path is None  # its temp file was read, then deleted
+    qtbot.waitUntil(lambda: not any(show_dir().iterdir()), timeout=5000)
+    assert onnx.load_from_string(data) == model

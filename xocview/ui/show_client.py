@@ -34,6 +34,7 @@ from PySide6.QtCore import QDir
 
 from xocview.errors import XocviewError
 from xocview.formats import detect, save
+from xocview.formats.atomic import write_atomic
 from xocview.formats.source import Source
 from xocview.model import Graph
 from xocview.model.analyses.metrics import metric_mode
@@ -56,12 +57,18 @@ _SPAWN_GRACE_S = 15.0  # a window started this recently may still be starting up
 
 
 def show_graph(
-    graph: Graph, *, name: str | None = None, path: Path | None = None, watch: bool = False
+    graph: Graph,
+    *,
+    name: str | None = None,
+    path: Path | None = None,
+    watch: bool = False,
+    onnx_bytes: bytes | None = None,
 ) -> None:
     """Open ``graph`` in the desktop window, in a tab called ``name`` (default: the file's stem
     when ``path`` is sent, else the graph's name); a tab of that name is replaced, keeping its
-    view. ``path``, when xocview reads it, is sent instead of a copy; ``watch`` reloads the tab
-    whenever that file changes. Returns at once.
+    view. ``path``, when xocview reads it, is sent instead of a copy; else ``onnx_bytes`` (the
+    serialized model the graph was read from: its weights keep their values), else the graph
+    as XOC JSON. ``watch`` reloads the tab whenever that file changes. Returns at once.
 
     Raises XocviewError when ``watch`` has no readable file to watch, the graph cannot be
     written, or no window can be started.
@@ -71,7 +78,7 @@ def show_graph(
         where = f"{path}: " if path is not None else ""
         raise XocviewError(f"{where}watch=True needs path= naming a graph file xocview reads")
     tab = name or (sent.stem if sent is not None else graph.name or "graph")
-    file = sent if sent is not None else write_temp(graph, tab)
+    file = sent if sent is not None else write_temp(onnx_bytes or graph, tab)
     body: dict[str, object] = {"path": str(file), "name": tab, "watch": watch}
     colour = preferred_colouring(graph)
     if colour is not None:
@@ -196,23 +203,28 @@ def show_dir() -> Path:
 def is_temp(path: Path) -> bool:
     """Whether ``path`` is a graph file ``write_temp`` made (the window deletes those)."""
     try:
-        return path.parent.parent == show_dir() and path.suffix == ".json"
+        return path.parent.parent == show_dir() and path.suffix in (".json", ".onnx")
     except XocviewError:
         return False
 
 
-def write_temp(graph: Graph, title: str) -> Path:
-    """``graph`` as XOC JSON in a fresh folder of ``show_dir`` (so that the file, which the
-    window names, can be called after ``title``). Raises XocviewError when it cannot be
+def write_temp(graph: Graph | bytes, title: str) -> Path:
+    """``graph`` as XOC JSON, or the bytes of an ONNX model (which keep its weights' values,
+    where XOC JSON keeps none), in a fresh folder of ``show_dir`` (so that the file, which
+    the window names, can be called after ``title``). Raises XocviewError when it cannot be
     written."""
     root = show_dir()
     _drop_stale(root)
     folder = root / secrets.token_hex(8)
     folder.mkdir(mode=0o700)
     stem = re.sub(r"[^\w.-]+", "_", title).strip("._")[:60] or "graph"
-    file = folder / f"{stem}.json"
+    file = folder / f"{stem}.{'onnx' if isinstance(graph, bytes) else 'json'}"
     try:
-        save(graph, file)
+        if isinstance(graph, bytes):
+            data = graph
+            write_atomic(file, lambda f: f.write(data))
+        else:
+            save(graph, file)
     except XocviewError:
         remove_temp(file)
         raise
