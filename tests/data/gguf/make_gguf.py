@@ -86,6 +86,19 @@ FAMILIES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
         "gemma3",
         {"head_dim": 16, "query_pre_attn_scalar": 16, "sliding_window": 3},
     ),
+    # Gemma 3 4B and up: linear rope (factor 8) on the full layers, plain on the sliding ones
+    "gemma3-scaled": (
+        "Gemma3",
+        "Gemma3TextConfig",
+        "gemma3",
+        {"head_dim": 16, "query_pre_attn_scalar": 16, "sliding_window": 3, "num_hidden_layers": 6}
+        | {
+            "rope_parameters": {
+                "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+            }
+        },
+    ),
 }
 
 
@@ -144,7 +157,7 @@ def tiny_model(family: str, seed: int = 0) -> Any:
     cls, cfg_cls, _, extra = FAMILIES[family]
     if "num_experts" in extra or "num_local_experts" in extra:
         extra = extra | {"num_experts_per_tok": 2}
-    cfg = getattr(transformers, cfg_cls)(**SIZES, rms_norm_eps=1e-5, **extra)
+    cfg = getattr(transformers, cfg_cls)(**(SIZES | {"rms_norm_eps": 1e-5} | extra))
     return _nudged(getattr(transformers, f"{cls}ForCausalLM")(cfg).eval())
 
 
@@ -219,7 +232,8 @@ def _metadata(w: gguf.GGUFWriter, cfg: Any, arch: str) -> None:
         w.add_rope_freq_base_swa(local)
     w.add_rope_dimension_count(head_dim)
     rope = getattr(cfg, "rope_parameters", None) or {}
-    if rope.get("rope_type") == "linear":  # LlamaModel.set_gguf_parameters
+    rope = rope.get("full_attention", rope)  # Gemma 3: the full layers' rope is the file's
+    if rope.get("rope_type") == "linear":  # LlamaModel, Gemma3Model.set_gguf_parameters
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(rope["factor"])
     if rope.get("rope_type") == "yarn":  # Qwen2Model.set_gguf_parameters

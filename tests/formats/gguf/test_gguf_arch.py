@@ -54,6 +54,7 @@ LIVE = [
     ("gemma2", Q.F32),
     ("gemma3", Q.F32),
     ("gemma3", Q.Q8_0),
+    ("gemma3-scaled", Q.F32),
     ("gpt2", Q.F32),
     ("gpt2", Q.Q8_0),
 ]
@@ -66,6 +67,7 @@ MODEL_TYPES = {
     "qwen2moe": "qwen2_moe",
     "qwen3moe": "qwen3_moe",
     "gemma3": "gemma3_text",
+    "gemma3-scaled": "gemma3_text",
 }
 
 
@@ -379,8 +381,11 @@ def test_metadata_readings_follow_llama_cpp() -> None:
     cfg = from_gguf(gemma3, {"token_embd.weight": (50, 64)})
     assert cfg.model_type == "gemma3_text" and cfg.vocab == 50 and cfg.tie_word_embeddings
     assert cfg.head_dim == 32 and cfg.attn_scale is None and cfg.hidden_act.startswith("gelu")
-    assert [i for i, t in enumerate(cfg.layer_thetas) if t == 1e6] == [5, 11]
-    assert set(cfg.layer_thetas) == {1e6, 1e4}
+    assert [i for i, r in enumerate(cfg.layer_ropes) if r[0] == 1e6] == [5, 11]
+    assert set(cfg.layer_ropes) == {(1e6, "default", ()), (1e4, "default", ())}
+    scaled = gemma3 | {"gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8.0}
+    ropes = from_gguf(scaled, {"token_embd.weight": (50, 64)}).layer_ropes  # Gemma 3 4B
+    assert ropes[5] == (1e6, "linear", (("factor", 8.0),)) and ropes[0] == (1e4, "default", ())
     gemma2 = {f"gemma2.{k}": v for k, v in keys.items() if k != "block_count"}
     gemma2 |= {"general.architecture": "gemma2", "gemma2.block_count": 46}
     assert from_gguf(gemma2, {"token_embd.weight": (50, 64)}).attn_scale == 1 / 4

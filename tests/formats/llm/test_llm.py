@@ -23,6 +23,10 @@ PROMPT = np.array([[3, 17, 42, 99, 5]], dtype=np.int64)
 SIZES = {"vocab_size": 128, "hidden_size": 64, "num_hidden_layers": 2}
 SIZES |= {"num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96}
 SIZES |= {"max_position_embeddings": 64, "bos_token_id": 1, "eos_token_id": 2}
+GEMMA3_ROPES = {
+    "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+    "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+}
 # family -> (model class, config class, extra config); largest |difference| is printed
 FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "llama": ("LlamaForCausalLM", "LlamaConfig", {}),
@@ -68,6 +72,12 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
         "Gemma3TextConfig",
         {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]}
         | {"sliding_window": 3},
+    ),
+    "gemma3-scaled": (  # Gemma 3 4B and up: linear rope on the full layers only
+        "Gemma3ForCausalLM",
+        "Gemma3TextConfig",
+        {"head_dim": 16, "layer_types": ["sliding_attention", "full_attention"]}
+        | {"sliding_window": 3, "rope_parameters": GEMMA3_ROPES},
     ),
     "phi3-partial": (
         "Phi3ForCausalLM",
@@ -137,7 +147,16 @@ def test_logits_equal_transformers(family: str, tmp_path: Path) -> None:
     assert (
         len(sliding)
         == len(graph.metadata["llm"]["sliding_layers"])
-        == ({"mistral": 2, "qwen2-window": 1, "phi3": 2, "gemma2": 1, "gemma3": 1}.get(family, 0))
+        == (
+            {
+                "mistral": 2,
+                "qwen2-window": 1,
+                "phi3": 2,
+                "gemma2": 1,
+                "gemma3": 1,
+                "gemma3-scaled": 1,
+            }.get(family, 0)
+        )
     ), (window, [n.id for n in sliding])
     if family == "mixtral":  # the experts are a group of numbered expert groups
         experts = graph.node("model.layers.1.block_sparse_moe.experts")
@@ -405,10 +424,19 @@ def test_config_readings() -> None:
         from_gguf({"general.architecture": "llama"})
     gemma3 = base | {"model_type": "gemma3_text", "layer_types": ["sliding", "full"]}
     gemma3["rope_parameters"] = {"sliding": {"rope_theta": 1e4}, "full": {"rope_theta": 1e6}}
-    assert from_hf(gemma3).layer_thetas == (1e4, 1e6)
-    gemma3["rope_parameters"]["full"]["rope_type"] = "linear"
-    with pytest.raises(NotBuilt, match="rope scaling 'linear'"):
+    assert from_hf(gemma3).layer_ropes == ((1e4, "default", ()), (1e6, "default", ()))
+    gemma3["rope_parameters"]["full"] |= {"rope_type": "linear", "factor": 8.0}  # 4B and up
+    assert from_hf(gemma3).rope(1) == (1e6, "linear", (("factor", 8.0),))
+    del gemma3["rope_parameters"]["full"]["factor"]
+    with pytest.raises(NotBuilt, match="rope scaling 'linear' has no factor"):
         from_hf(gemma3)
+    # transformers 4's Gemma 3 configs: the global rope (scaled) on every sixth layer
+    old = {k: v for k, v in gemma3.items() if k not in ("layer_types", "rope_parameters")}
+    old |= {"num_hidden_layers": 7, "rope_theta": 1e6, "rope_local_base_freq": 1e4}
+    old |= {"rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    ropes = from_hf(old).layer_ropes
+    assert [i for i, r in enumerate(ropes) if r == (1e6, "linear", (("factor", 8.0),))] == [5]
+    assert ropes[0] == ropes[6] == (1e4, "default", ())
     gemma2 = from_hf(base | {"model_type": "gemma2", "query_pre_attn_scalar": 256})
     assert gemma2.attn_scale == 1 / 16
     assert set(TEMPLATES) == {
@@ -454,3 +482,25 @@ def test_a_sliding_window_graph_saved_as_onnx_runs_on_onnxruntime(tmp_path: Path
     whole, step = decode_on_onnxruntime(session, graph, PROMPT)
     np.testing.assert_allclose(whole, want, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(step[:, -1], want[:, -1], rtol=1e-3, atol=1e-4)
+
+
+def test_a_transformers_4_gemma3_config_builds_its_per_layer_rope(tmp_path: Path) -> None:
+    """Gemma 3 checkpoints on the hub were saved by transformers 4: one rope_theta with its
+    rope_scaling for the full layers, rope_local_base_freq for the sliding ones, and no
+    layer_types. Read so, the graph gives transformers' logits (which converts them alike)."""
+    torch = pytest.importorskip("torch", reason="torch is a bench extra, not in CI")
+    transformers = pytest.importorskip("transformers", reason="transformers is a bench extra")
+    torch.manual_seed(0)
+    sizes = SIZES | {"num_hidden_layers": 7, "head_dim": 16, "sliding_window": 3}
+    old_style = sizes | {"model_type": "gemma3_text", "query_pre_attn_scalar": 16}
+    old_style |= {"rope_theta": 1e6, "rope_local_base_freq": 1e4, "sliding_window_pattern": 6}
+    old_style |= {"rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    cfg = transformers.Gemma3TextConfig.from_dict(old_style)
+    assert cfg.layer_types[5] == "full_attention" and cfg.layer_types[4] == "sliding_attention"
+    want = _save(transformers.Gemma3ForCausalLM(cfg), tmp_path, None, False)
+    (tmp_path / "config.json").write_text(json.dumps(old_style))  # as the hub has it
+    graph = load_folder(tmp_path)
+    assert graph is not None
+    got = _logits(graph, PROMPT)
+    print(f"gemma3, transformers 4 config: largest |difference| {np.abs(got - want).max():.2e}")
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)

@@ -21,7 +21,7 @@ import numpy as np
 from xocview.errors import FormatError
 from xocview.formats.llm.blocks import decoder_block
 from xocview.formats.llm.builder import PAST, SEQ, Builder, StoredTensor, norm, positions
-from xocview.formats.llm.config import LlmConfig
+from xocview.formats.llm.config import LlmConfig, RopeSpec
 from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
 from xocview.model import Graph, Node
@@ -62,13 +62,13 @@ def build_graph(
     ]
     graph.inputs += [t for pair in pasts for t in pair]
     h = _embed(b, cfg, tpl, ids, pasts[0][0] if pasts else None)
-    thetas = cfg.layer_thetas or (cfg.rope_theta,) * cfg.layers
+    specs = [cfg.rope(i) for i in range(cfg.layers)]
     ropes = {}
     if cfg.rope_kind != "none":
-        for k, theta in enumerate(dict.fromkeys(thetas)):
-            ropes[theta] = _rope_caches(b, cfg, theta, "rotary_emb" + (f"_{k}" if k else ""))
+        for k, spec in enumerate(dict.fromkeys(specs)):
+            ropes[spec] = _rope_caches(b, cfg, spec, "rotary_emb" + (f"_{k}" if k else ""))
     for i in range(cfg.layers):
-        h = decoder_block(b, cfg, tpl, i, h, ropes.get(thetas[i]), pasts[i])
+        h = decoder_block(b, cfg, tpl, i, h, ropes.get(specs[i]), pasts[i])
     h = norm(b, cfg, tpl, tpl.final_norm, h, None)
     graph.outputs.append(_lm_head(b, cfg, tpl, h))
     graph.outputs += b.cache_outputs
@@ -119,7 +119,7 @@ def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:
     return out
 
 
-def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[int, int, int]:
+def _rope_caches(b: Builder, cfg: LlmConfig, spec: RopeSpec, label: str) -> tuple[int, int, int]:
     """cos and sin of every position's angles, computed on first use as transformers does
     (float32 inverse frequencies from rope theta, scaled as the config's rope kind says;
     a GGUF's ``rope_freqs.weight`` divides them as llama.cpp does), and the row where a
@@ -127,19 +127,20 @@ def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[
     the original context's rows with the short factors, then every position's with the long
     ones, which a prompt reaching past the original context reads (``long_rows``)."""
     rot = cfg.rotary_dim or cfg.head_dim
-    params = dict(cfg.rope_scaling)
+    theta, kind, scaling = spec
+    params = dict(scaling)
     old = int(params.get("original_max_position_embeddings", 0))
-    stored = {"factors": FREQ_FACTORS, "longrope": SHORT_FACTORS}.get(cfg.rope_kind, "")
+    stored = {"factors": FREQ_FACTORS, "longrope": SHORT_FACTORS}.get(kind, "")
     factors = _factors(b, stored, rot)
-    long_factors = _factors(b, LONG_FACTORS, rot) if cfg.rope_kind == "longrope" else None
-    has_long = cfg.rope_kind == "longrope" and ("long_factor" in params or long_factors is not None)
+    long_factors = _factors(b, LONG_FACTORS, rot) if kind == "longrope" else None
+    has_long = kind == "longrope" and ("long_factor" in params or long_factors is not None)
     rows = cfg.max_positions
-    if cfg.rope_kind == "longrope":  # the short factors hold within the original context
+    if kind == "longrope":  # the short factors hold within the original context
         rows = min(rows, old) + (cfg.max_positions if has_long else 0)
     shape = [rows, rot // 2]
 
     def angles(long: bool, count: int) -> tuple[np.ndarray, float]:
-        inv, scale = inv_freq(cfg.rope_kind, params, theta, rot, cfg.max_positions, long)
+        inv, scale = inv_freq(kind, params, theta, rot, cfg.max_positions, long)
         divisors = long_factors if long else factors
         if divisors is not None:
             inv = (inv / divisors[2]().astype(np.float32)).astype(np.float32)
@@ -161,8 +162,8 @@ def _rope_caches(b: Builder, cfg: LlmConfig, theta: float, label: str) -> tuple[
 
     cos = b.tensor(label + ".cos_cache", shape, "float32", "weight", table(np.cos))
     sin = b.tensor(label + ".sin_cache", shape, "float32", "weight", table(np.sin))
-    if cfg.rope_kind not in ("default", "none"):
-        how = f"rope scaling {cfg.rope_kind!r}" + (f" ({stored})" if factors else "")
+    if kind not in ("default", "none"):
+        how = f"rope scaling {kind!r}" + (f" ({stored})" if factors else "")
         if has_long:
             how += f"; rows from {min(cfg.max_positions, old)} on with the long factors"
         for t in (cos, sin):

@@ -24,6 +24,9 @@ class NotBuilt(Exception):
     message says which, and the caller opens the weights as their tensor tree instead."""
 
 
+RopeSpec = tuple[float, str, tuple[tuple[str, Any], ...]]  # theta, kind, its parameters
+
+
 @dataclass(frozen=True)
 class LlmConfig:
     """What the builder needs; ``notes`` are settings read but not drawn (LongRoPE's long
@@ -51,7 +54,9 @@ class LlmConfig:
     attn_scale: float | None = None  # None: 1/sqrt(head_dim)
     attn_softcap: float = 0.0  # Gemma 2: softcap * tanh(scores / softcap); 0: none
     final_softcap: float = 0.0  # the same on the logits
-    layer_thetas: tuple[float, ...] = ()  # per-layer rope theta (Gemma 3); (): rope_theta
+    # per layer (theta, kind, scaling) where layers differ (Gemma 3's local layers: plain rope
+    # of their own theta); (): every layer (rope_theta, rope_kind, rope_scaling)
+    layer_ropes: tuple[RopeSpec, ...] = ()
     experts: int = 0  # routed experts per MoE layer (0: dense)
     experts_per_tok: int = 0
     moe_intermediate: int = 0
@@ -61,6 +66,12 @@ class LlmConfig:
     window: int = 0  # sliding-window attention: a query sees its last ``window`` keys
     sliding_layers: tuple[int, ...] = ()  # the layers it applies to
     notes: tuple[str, ...] = ()
+
+    def rope(self, layer: int) -> RopeSpec:
+        """The rope layer ``layer`` rotates with."""
+        if self.layer_ropes:
+            return self.layer_ropes[layer]
+        return self.rope_theta, self.rope_kind, self.rope_scaling
 
 
 # model_type -> the template key (templates.TEMPLATES)
@@ -88,24 +99,35 @@ def _float(cfg: Mapping[str, Any], key: str, default: float) -> float:
     return default
 
 
-def _layer_thetas(cfg: Mapping[str, Any], layers: int) -> tuple[float, ...]:
-    """Gemma 3's rope theta per layer, from its layer type's own rope parameters."""
+def _layer_ropes(
+    cfg: Mapping[str, Any], model_type: str, layers: int, head_dim: int
+) -> tuple[RopeSpec, ...]:
+    """Gemma 3's rope per layer: each layer type's own rope parameters (transformers 5), or
+    in older configs the global rope (its scaling too: linear 8 for 4B and up) on the full
+    layers and plain rope of ``rope_local_base_freq`` on the sliding ones."""
     params = cfg.get("rope_parameters")
     types = cfg.get("layer_types")
-    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+    per_type = isinstance(params, dict) and all(isinstance(v, dict) for v in params.values())
+    if not per_type and model_type != "gemma3_text":
         return ()
     if not isinstance(types, list) or len(types) != layers:
-        raise NotBuilt("rope_parameters per layer type without layer_types for every layer")
-    thetas = []
-    for kind in types:
-        entry = params.get(kind)
+        if per_type:
+            raise NotBuilt("rope_parameters per layer type without layer_types for every layer")
+        pattern = _int(cfg, "sliding_window_pattern", "_sliding_window_pattern", default=6)
+        types = ["sliding_attention" if (i + 1) % pattern else "full" for i in range(layers)]
+    if not per_type:
+        theta, _, kind, scaled = _rope(cfg, head_dim)
+        local = (_float(cfg, "rope_local_base_freq", _GEMMA3_LOCAL_THETA), "default", ())
+        return tuple(local if t == "sliding_attention" else (theta, kind, scaled) for t in types)
+    assert isinstance(params, dict)
+    out = []
+    for layer_type in types:
+        entry = params.get(layer_type)
         if not isinstance(entry, dict):
-            raise NotBuilt(f"layer type {str(kind)!r} has no rope_parameters")
-        scaled = _rope({"rope_parameters": entry}, 2)[2]
-        if scaled != "default":
-            raise NotBuilt(f"rope scaling {scaled!r} per layer type is not built")
-        thetas.append(_float(entry, "rope_theta", 10000.0))
-    return tuple(thetas)
+            raise NotBuilt(f"layer type {str(layer_type)!r} has no rope_parameters")
+        theta, _, kind, scaled = _rope({"rope_parameters": entry}, head_dim)
+        out.append((theta, kind, scaled))
+    return tuple(out)
 
 
 def _rope(
@@ -147,7 +169,8 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
     hidden = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
     head_dim = _int(cfg, "head_dim", default=hidden // heads)
-    act = str(cfg.get("hidden_activation") or cfg.get("hidden_act") or "silu")
+    default_act = "gelu_pytorch_tanh" if model_type.startswith("gemma") else "silu"  # theirs
+    act = str(cfg.get("hidden_activation") or cfg.get("hidden_act") or default_act)
     if act not in _GATED_ACTS:
         raise NotBuilt(f"hidden_act {act!r} is not built")
     theta, rotary, kind, scaled = _rope(cfg, head_dim)
@@ -178,7 +201,7 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
         else None,
         attn_softcap=_float(cfg, "attn_logit_softcapping", 0.0),
         final_softcap=_float(cfg, "final_logit_softcapping", 0.0),
-        layer_thetas=_layer_thetas(cfg, layers),
+        layer_ropes=_layer_ropes(cfg, model_type, layers, head_dim),
         **_sliding(cfg, model_type, layers),
         notes=_rope_notes(kind, dict(scaled)),
     )
@@ -312,6 +335,12 @@ def from_gguf(
     attention = _gguf_attention(m, model_type, hidden, heads, head_dim, layers)
     rope = _gguf_rope(m, model_type, shapes)
     notes = attention.pop("notes", ()) + rope.pop("notes", ())
+    if "local_theta" in attention:  # Gemma 3: the scaled rope on the full layers only
+        local = (attention.pop("local_theta"), "default", ())
+        full = (attention["rope_theta"], rope["rope_kind"], rope.get("rope_scaling", ()))
+        rope["layer_ropes"] = tuple(
+            local if (i + 1) % _GEMMA3_PATTERN else full for i in range(layers)
+        )
     return LlmConfig(
         **_gguf_moe(m, model_type, layers, experts, shapes),
         **attention,
@@ -370,9 +399,8 @@ def _gguf_attention(
         "attn_softcap": _float(m, "attn_logit_softcapping", 0.0),
         "final_softcap": _float(m, "final_logit_softcapping", 0.0),
     }
-    if model_type == "gemma3_text":
-        pattern = _GEMMA3_PATTERN
-        out["layer_thetas"] = tuple(local if (i + 1) % pattern else theta for i in range(layers))
+    if model_type == "gemma3_text":  # the rope of the full layers is set by from_gguf
+        out["local_theta"] = local
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
         # llama.cpp's sliding layers: Gemma 2 every other one, Gemma 3 all but every sixth,
         # Phi-3 and Mistral-style files all
