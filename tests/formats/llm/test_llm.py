@@ -399,6 +399,10 @@ def test_rope_scaling_refused_by_name(tmp_path: Path) -> None:
         }
     )
     assert (v4.rope_kind, v4.rope_scaling) == ("linear", (("factor", 2),))
+    su = {"type": "su", "short_factor": [1.0] * 4, "long_factor": [2.0] * 4}
+    phi3 = {**json.loads((DATA / "config.json").read_text()), "rope_parameters": None}
+    phi3 |= {"model_type": "phi3", "rope_scaling": su, "original_max_position_embeddings": 32}
+    assert from_hf(phi3).rope_kind == "longrope"  # Phi-3 128k's first name for it
 
 
 def test_config_readings() -> None:

@@ -143,6 +143,7 @@ def _rope(
     scaling = cfg.get("rope_scaling")
     scaling = scaling if isinstance(scaling, dict) else {}
     kind = params.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
+    kind = {"su": "longrope"}.get(kind, kind)  # Phi-3 128k's first configs named it "su"
     if kind != "default" and kind not in SCALED:
         built = ", ".join(SCALED)
         raise NotBuilt(f"rope scaling {str(kind)!r} is not built (plain rope and {built} are)")
