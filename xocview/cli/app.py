@@ -15,7 +15,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 
-from xocview import __version__, desktop
+from xocview import desktop
 from xocview.cli.convert import add_convert_parser, add_render_parser, cmd_convert, cmd_render
 from xocview.cli.diff import add_diff_parser, cmd_diff
 from xocview.cli.edit import add_edit_parser, cmd_edit
@@ -26,6 +26,7 @@ from xocview.cli.open import add_open_parser, cmd_open
 from xocview.cli.run import add_run_parser, cmd_run
 from xocview.cli.terminal import safe_streams, say
 from xocview.errors import XocviewError, shorten_message
+from xocview.version import __version__
 
 __all__ = ["main"]
 
