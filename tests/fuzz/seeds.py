@@ -22,6 +22,7 @@ FORMATS = (
     "tflite",
     "keras",
     "tensorflow",
+    "gguf",
 )
 # Binary formats' seeds: the small files the tests made with the real tools (tests/data/).
 _BINARY = {
@@ -30,6 +31,7 @@ _BINARY = {
     "tflite": ("tflite", (".tflite",)),
     "keras": ("keras", (".keras", ".h5")),
     "tensorflow": ("tensorflow", (".pb", ".pbtxt")),
+    "gguf": ("gguf", (".gguf",)),
 }
 MAX_SEED_BYTES = 3_000_000  # larger files are left out of the fuzz
 # The in-suite slice takes small seeds only, and not these, whose runs take seconds unharmed.
@@ -53,8 +55,8 @@ class Seed:
 
     @property
     def suffix(self) -> str:
-        if self.fmt in _BINARY and self.path is not None:
-            return self.path.suffix
+        if self.fmt in _BINARY:
+            return Path(self.name).suffix if self.path is None else self.path.suffix
         return ".onnx" if self.fmt == "onnx" else ".json"
 
 
@@ -108,7 +110,44 @@ def all_seeds() -> tuple[Seed, ...]:
                 seeds.append(Seed(path.name, fmt, path))
     data, side = tiny_model()
     seeds.append(Seed("tiny_external.onnx", "onnx", None, data, side))
+    seeds.append(Seed("tiny_q8_0.gguf", "gguf", None, tiny_gguf()))
     return tuple(sorted(seeds, key=lambda s: (s.fmt, s.name)))
+
+
+@functools.cache
+def tiny_gguf() -> bytes:
+    """A one-block Llama GGUF of 8 KB, its matrices Q8_0 (drawn as DequantizeLinear): the
+    small seed of the in-suite slice (the test data's file is 112 KB)."""
+    import tempfile
+
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    q8 = gguf.GGMLQuantizationType.Q8_0
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tiny.gguf"
+        w = gguf.GGUFWriter(path, "llama")
+        for key in ("block_count", "embedding_length", "feed_forward_length"):
+            w.add_uint32(f"llama.{key}", {"block_count": 1}.get(key, 32))
+        w.add_uint32("llama.attention.head_count", 2)
+        w.add_layer_norm_rms_eps(1e-5)
+        names = ["token_embd", "output", "output_norm", "blk.0.attn_norm", "blk.0.ffn_norm"]
+        names += [f"blk.0.attn_{x}" for x in ("q", "k", "v", "output")]
+        names += [f"blk.0.ffn_{x}" for x in ("gate", "up", "down")]
+        for name in names:
+            rows = 16 if name in ("token_embd", "output") else 32
+            if name.endswith("norm"):
+                w.add_tensor(f"{name}.weight", np.ones(32, np.float32))
+                continue
+            values = rng.standard_normal((rows, 32)).astype(np.float32)
+            raw = gguf.quants.quantize(values, q8)
+            w.add_tensor(f"{name}.weight", raw, raw_shape=raw.shape, raw_dtype=q8)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        return path.read_bytes()
 
 
 def suite_seeds(fmt: str | None = None) -> tuple[Seed, ...]:

@@ -37,6 +37,7 @@ CASES = {
     "tflite": 24,
     "keras": 30,
     "tensorflow": 24,
+    "gguf": 24,
 }
 JOBS = 2
 

@@ -249,6 +249,8 @@ def test_a_tied_file_without_output_runs_on_its_embedding(tmp_path: Path) -> Non
         ("llama", "blk.0.ffn_down", {}, "no such tensor"),
         ("llama", "", {"expert_count": 4}, "4 experts but no router blk.0.ffn_gate_inp"),
         ("llama", "", {"attention.head_count_kv": 3}, "2 attention heads do not share 3"),
+        # a damaged count: refused from the tensors before a layer is listed (fuzz, s3-000104)
+        ("llama", "", {"block_count": 1 << 30}, "has no tensors of blk.1073741823"),
         ("llama", "", {"attention.key_length": 2}, "is [8, 8], not the [4, 8] of 2 heads"),
         ("llama", "", {"embedding_length": 12}, "over a hidden size of 12"),
         ("llama", "", {"attention.key_length": 3}, "head size 3 is odd"),

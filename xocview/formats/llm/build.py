@@ -48,6 +48,7 @@ def build_graph(
     }
     if cfg.notes:
         meta["notes"] = list(cfg.notes)
+    _check_layers(cfg, tpl, weights, file)
     graph = Graph(name, name, metadata=meta)
     b = Builder(graph, weights, file)
     ids = b.tensor("input_ids", [1, SEQ], "int64", "input")
@@ -74,6 +75,23 @@ def build_graph(
     graph.outputs += b.cache_outputs
     b.finish()
     return graph
+
+
+def _check_layers(
+    cfg: LlmConfig, tpl: Template, weights: Mapping[str, StoredTensor], file: str
+) -> None:
+    """The file holds the config's last layer: a layer count past the tensors (a damaged
+    block_count, a config of another size) is named before a graph of that many layers is
+    begun."""
+    last = tpl.layer.format(i=cfg.layers - 1) + "."
+    short = last.partition(".")[2]  # files saved from a base model drop the first part
+    if not any(n.startswith(last) or (short and n.startswith(short)) for n in weights):
+        raise FormatError(
+            file,
+            tpl.layer.format(i=cfg.layers - 1),
+            f"no tensors of layer {cfg.layers - 1}",
+            f"the {cfg.layers} layers the config counts",
+        )
 
 
 def _embed(b: Builder, cfg: LlmConfig, tpl: Template, ids: int, past: int | None) -> int:

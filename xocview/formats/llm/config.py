@@ -74,6 +74,9 @@ class LlmConfig:
         return self.rope_theta, self.rope_kind, self.rope_scaling
 
 
+# More layers than any model has (the largest have about 130): a damaged config, refused
+# before per-layer settings are listed; the builder checks the count against the tensors.
+MAX_LAYERS = 10_000
 # model_type -> the template key (templates.TEMPLATES)
 FAMILIES = (
     *("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "gpt2"),
@@ -177,6 +180,8 @@ def from_hf(cfg: Mapping[str, Any]) -> LlmConfig:
     theta, rotary, kind, scaled = _rope(cfg, head_dim)
     bias = bool(cfg.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe")
     layers = _int(cfg, "num_hidden_layers")
+    if layers > MAX_LAYERS:  # a damaged config: checked against the weights later
+        raise NotBuilt(f"num_hidden_layers {layers} is more than a model has ({MAX_LAYERS})")
     scalar = cfg.get("query_pre_attn_scalar") if model_type.startswith("gemma") else None
     return LlmConfig(
         **_moe(cfg, model_type, layers),
@@ -326,6 +331,11 @@ def from_gguf(
     hidden, heads = _key(m, "embedding_length"), _key(m, "attention.head_count")
     head_dim = _key(m, "attention.key_length", hidden // heads)
     layers = _key(m, "block_count")
+    blocks = [n for n in shapes if n.startswith("blk.")]
+    if blocks and not any(n.startswith(f"blk.{layers - 1}.") for n in blocks):
+        raise NotBuilt(
+            f"{m['.arch']}.block_count is {layers}, but the file has no tensors of blk.{layers - 1}"
+        )
     experts = _key(m, "expert_count", 1) if "expert_count" in m else 0
     if model_type == "llama" and experts > 1:
         model_type = "mixtral"
