@@ -24,7 +24,8 @@ from xocview.errors import RunError
 from xocview.executor import run
 from xocview.formats import gguf as fmt
 from xocview.formats.gguf import arch, blockwise
-from xocview.formats.llm.config import NotBuilt, from_gguf
+from xocview.formats.llm.config import NotBuilt
+from xocview.formats.llm.gguf_config import from_gguf
 from xocview.formats.source import Source
 from xocview.model import Graph, validate
 

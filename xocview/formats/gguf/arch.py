@@ -18,7 +18,8 @@ from xocview.formats.gguf.header import Header, TensorInfo
 from xocview.formats.gguf.quants import dequantize
 from xocview.formats.llm.build import build_graph
 from xocview.formats.llm.builder import StoredTensor
-from xocview.formats.llm.config import NotBuilt, from_gguf
+from xocview.formats.llm.config import NotBuilt
+from xocview.formats.llm.gguf_config import from_gguf
 from xocview.formats.llm.gguf_names import Mapped, gguf_template, hf_names, unpermute
 from xocview.model import Graph
 

@@ -3,8 +3,10 @@ GPT-2) drawn as their forward pass from a config and their stored weights: stand
 operators the executor runs."""
 
 from xocview.formats.llm.build import OPSET, build_graph
-from xocview.formats.llm.config import LlmConfig, NotBuilt, from_gguf, from_hf
+from xocview.formats.llm.config import LlmConfig, NotBuilt
 from xocview.formats.llm.folder import config_path, load_folder, not_built, weights_path
+from xocview.formats.llm.gguf_config import from_gguf
+from xocview.formats.llm.hf_config import from_hf
 from xocview.formats.llm.templates import TEMPLATES, Template
 
 __all__ = [

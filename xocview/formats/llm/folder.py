@@ -12,7 +12,8 @@ import numpy as np
 from xocview.errors import FormatError
 from xocview.formats.llm.build import build_graph
 from xocview.formats.llm.builder import StoredTensor
-from xocview.formats.llm.config import NotBuilt, from_hf
+from xocview.formats.llm.config import NotBuilt
+from xocview.formats.llm.hf_config import from_hf
 from xocview.formats.llm.templates import TEMPLATES
 from xocview.formats.safetensors import load as load_safetensors
 from xocview.formats.source import Source
