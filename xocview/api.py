@@ -15,7 +15,6 @@ an ``onnx.ModelProto``, a ``Graph``, and where torch is installed an ``nn.Module
 from __future__ import annotations
 
 import json
-import math
 import numbers
 import os
 import shutil
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING, Any, overload
 from xocview.errors import ApiError, FormatError, XocviewError, shorten
 from xocview.formats import lightnet, nnvm, registry, xoc
 from xocview.formats import onnx as onnx_format
-from xocview.formats.atomic import write_atomic
 from xocview.formats.profiles import model_explorer, read_profile
 from xocview.formats.profiles.result import ImportedProfile, source_name
 from xocview.formats.source import Source
@@ -463,19 +461,9 @@ def write_node_data(graph: Graph, name: str, path: str | os.PathLike[str]) -> Pa
     """Write the metric ``performance.<name>`` of ``graph``'s nodes as Model Explorer node
     data JSON (``{graph id: {"results": {node id: {"value": v}}}}``), which Model Explorer
     and ``overlay`` read back. ApiError when no node stores the metric."""
-    results: dict[str, dict[str, float]] = {}
-    for node in graph.nodes:
-        value: object = node.metadata
-        for part in metric_key(name).split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if ok and math.isfinite(float(value)):  # type: ignore[arg-type]
-            results[node.id] = {"value": float(value)}  # type: ignore[arg-type]
-    if not results:
-        raise ApiError(f"graph '{graph.name}': no node stores {metric_key(name)}")
     out = Path(path)
-    text = json.dumps({graph.id: {"results": results}}, indent=1, ensure_ascii=False)
-    write_atomic(out, lambda f: f.write(text.encode("utf-8")))
+    if not model_explorer.write(graph, name, out):
+        raise ApiError(f"graph '{graph.name}': no node stores {metric_key(name)}")
     return out
 
 

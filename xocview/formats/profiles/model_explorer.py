@@ -15,16 +15,19 @@ else all of them, a key given twice keeping its first value. The metric is named
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 from xocview.errors import FormatError
+from xocview.formats.atomic import write_atomic
 from xocview.formats.profiles.result import ImportedProfile, source_name, unmatched_by_name
 from xocview.formats.source import Source
 from xocview.model import Graph
+from xocview.model.analyses.metrics import own_metric
 
-__all__ = ["NAME", "read", "sniff"]
+__all__ = ["NAME", "read", "sniff", "write"]
 
 NAME = "Model Explorer node data"
 _EXPECTED = "Model Explorer node data: {'results': {key: {'value': number}}} or such by graph id"
@@ -116,3 +119,19 @@ def _node_lookup(graph: Graph) -> dict[str, str]:
             if 0 <= t < len(graph.tensors):
                 out.setdefault(graph.tensors[t].id, node.id)
     return out
+
+
+def write(graph: Graph, name: str, path: Path) -> int:
+    """Write the metric ``name`` of ``graph``'s nodes (their own ``performance.<name>``) as
+    node data, ``{graph id: {"results": {node id: {"value": v}}}}``, which Model Explorer and
+    ``read`` take back; returns how many nodes it holds (0: none stores it, nothing
+    written)."""
+    results = {}
+    for node in graph.nodes:
+        value = own_metric(node.metadata, name)
+        if not math.isnan(value):
+            results[node.id] = {"value": value}
+    if results:
+        text = json.dumps({graph.id: {"results": results}}, indent=1, ensure_ascii=False)
+        write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+    return len(results)

@@ -20,7 +20,7 @@ from xocview.model.hierarchy import Hierarchy
 if TYPE_CHECKING:
     from xocview.model.graph import Graph
 
-__all__ = ["METRIC_MODE", "metric_key", "metric_mode", "metric_names", "node_metric"]
+__all__ = ["METRIC_MODE", "metric_key", "metric_mode", "metric_names", "node_metric", "own_metric"]
 
 _PERFORMANCE = "performance"
 _TIME = "time"  # performance.time holds the times by source, not a metric
@@ -59,14 +59,19 @@ def metric_names(graph: Graph) -> list[str]:
     return sorted(found)
 
 
+def own_metric(metadata: Mapping[str, object], name: str) -> float:
+    """A node's own ``performance.<name>`` (its metadata's), NaN when it stores no finite
+    number."""
+    return _number(_metrics(metadata).get(name)) if _PERFORMANCE in metadata else math.nan
+
+
 def node_metric(graph: Graph, name: str, h: Hierarchy | None = None) -> np.ndarray:
     """``performance.<name>`` per node position: a node's own number, else (a group) the
     largest of its members'; NaN where neither is known."""
     h = h if h is not None else Hierarchy.of(graph)
     values = np.full(len(graph.nodes), np.nan)
     for i, node in enumerate(graph.nodes):
-        if _PERFORMANCE in node.metadata:
-            values[i] = _number(_metrics(node.metadata).get(name))
+        values[i] = own_metric(node.metadata, name)
     best = np.full(len(graph.nodes), np.nan)
     for depth in range(h.max_depth, -1, -1):  # deepest first: members are final before groups
         at = np.flatnonzero(h.depth == depth)
