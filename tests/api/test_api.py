@@ -22,7 +22,7 @@ from onnx import TensorProto, helper
 import xocview
 from tests.cli.running import run
 from tests.conftest import REPO
-from xocview import api
+from xocview import api, sources
 from xocview.errors import ApiError, FormatError, XocviewError
 from xocview.model import Graph
 
@@ -65,7 +65,7 @@ def temp_folders(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         made.append(Path(path))
         return path
 
-    monkeypatch.setattr(api.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(sources.tempfile, "mkdtemp", mkdtemp)
     return made
 
 
