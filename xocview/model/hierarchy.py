@@ -234,7 +234,8 @@ def visible_graph(
     tensor_items = np.asarray(
         [t for t, ten in enumerate(graph.tensors) if ten.kind in kinds], dtype=_I
     )
-    tensor_items = _without_enclosed(graph, tensor_items, hidden, is_exp)
+    owners = _owners(graph, tensor_items)
+    tensor_items = _without_enclosed(tensor_items, owners, hidden, is_exp)
     base = len(node_items)
     item_of_tensor = np.full(len(graph.tensors), -1, dtype=_I)
     item_of_tensor[tensor_items] = base + np.arange(len(tensor_items), dtype=_I)
@@ -257,7 +258,9 @@ def visible_graph(
     ok = (src != dst) & (src >= 0) & (dst >= 0)
     triples = np.unique(np.stack([src[ok], dst[ok], ten[ok]]), axis=1)
 
-    frame_of_item = np.concatenate([frame[node_items], _tensor_frames(graph, tensor_items, frame)])
+    frame_of_item = np.concatenate(
+        [frame[node_items], _tensor_frames(graph, tensor_items, frame, owners)]
+    )
     return VisibleGraph(
         node_items=node_items,
         tensor_items=tensor_items,
@@ -314,23 +317,34 @@ def _owner(graph: Graph, t: int) -> int:
     return g
 
 
+def _owners(graph: Graph, tensor_items: np.ndarray) -> dict[int, int]:
+    """The owning group (``_owner``) of each tensor item that names one: most graphs have
+    none, and the few that do (an LLM's KV cache) are looked at once per view."""
+    tensors = graph.tensors
+    return {
+        t: _owner(graph, t) for t in tensor_items.tolist() if "parent_id" in tensors[t].metadata
+    }
+
+
 def _without_enclosed(
-    graph: Graph, tensor_items: np.ndarray, hidden: np.ndarray, is_exp: np.ndarray
+    tensor_items: np.ndarray, owners: dict[int, int], hidden: np.ndarray, is_exp: np.ndarray
 ) -> np.ndarray:
-    """Drop the inputs and outputs owned by a group (``_owner``) that is hidden or closed:
-    its box stands for them, as it does for its weights."""
-    if not any("parent_id" in graph.tensors[t].metadata for t in tensor_items.tolist()):
-        return tensor_items  # most graphs: nothing to look at
+    """Drop the inputs and outputs owned by a group that is hidden or closed: its box stands
+    for them, as it does for its weights."""
+    if not owners:
+        return tensor_items
     keep = np.ones(len(tensor_items), dtype=bool)
     for k, t in enumerate(tensor_items.tolist()):
-        g = _owner(graph, t) if "parent_id" in graph.tensors[t].metadata else -1
+        g = owners.get(t, -1)
         keep[k] = g < 0 or bool(is_exp[g] and not hidden[g])
     return tensor_items[keep]
 
 
-def _tensor_frames(graph: Graph, tensor_items: np.ndarray, frame: np.ndarray) -> np.ndarray:
+def _tensor_frames(
+    graph: Graph, tensor_items: np.ndarray, frame: np.ndarray, owners: dict[int, int]
+) -> np.ndarray:
     """A weight sits in the frame of its first consumer; an input or output in its owner's
-    frame (``_owner``), else at top level."""
+    frame, else at top level."""
     index = graph.index
     is_weight = np.fromiter(
         (graph.tensors[t].kind == "weight" for t in tensor_items.tolist()),
@@ -342,7 +356,5 @@ def _tensor_frames(graph: Graph, tensor_items: np.ndarray, frame: np.ndarray) ->
     out = np.full(len(tensor_items), -1, dtype=_I)
     out[has] = frame[index.consumers[start[has]]]
     for k in np.flatnonzero(~is_weight).tolist():
-        t = int(tensor_items[k])
-        if "parent_id" in graph.tensors[t].metadata:
-            out[k] = _owner(graph, t)
+        out[k] = owners.get(int(tensor_items[k]), -1)
     return out
