@@ -24,7 +24,7 @@ from xocview.formats.llm.builder import PAST, SEQ, Builder, StoredTensor, norm, 
 from xocview.formats.llm.config import LlmConfig, RopeSpec
 from xocview.formats.llm.rope import inv_freq
 from xocview.formats.llm.templates import Template
-from xocview.model import Graph, Node
+from xocview.model import Graph
 
 __all__ = ["FREQ_FACTORS", "LONG_FACTORS", "OPSET", "SHORT_FACTORS", "build_graph"]
 
@@ -127,13 +127,13 @@ def _lm_head(b: Builder, cfg: LlmConfig, tpl: Template, h: int) -> int:
     out = b.tensor("logits", [1, SEQ, cfg.vocab], "float32", "output")
     shape = [1, SEQ, cfg.vocab]
     if not cfg.final_softcap:
-        b.g.nodes.append(Node(b.unique(tpl.lm_head), "MatMul", [h, w], [out], {}, {}))
+        b.node("MatMul", [h, w], None, b.unique(tpl.lm_head), None, [out])
         return out
     cap = b.scalar("final_softcap", cfg.final_softcap)
     y = b.op("MatMul", [h, w], None, tpl.lm_head, None, shape)
     y = b.op("Div", [y, cap], None, "final_softcap/Div", None, shape)
     y = b.op("Tanh", [y], None, "final_softcap/Tanh", None, shape)
-    b.g.nodes.append(Node(b.unique("final_softcap"), "Mul", [y, cap], [out], {}, {}))
+    b.node("Mul", [y, cap], None, b.unique("final_softcap"), None, [out])
     return out
 
 
